@@ -1,0 +1,168 @@
+// Package report turns a run's Summary into what a person or a program reads: a table,
+// JSON, CSV, Markdown, HdrHistogram .hgrm and .hlog files.
+//
+// A Summary is plain data. Nothing live (no clients, no histograms being recorded) crosses
+// into this package; the engine fills a Summary when a phase ends and hands it over.
+// The JSON field names are a contract (DESIGN.md, "JSON result"): add fields, never rename.
+package report
+
+import "time"
+
+// Summary is the result of one lockbench run.
+type Summary struct {
+	Tool        string    `json:"tool"` // always "lockbench"
+	Version     string    `json:"version"`
+	StartedAt   time.Time `json:"started_at"` // RFC3339 in JSON
+	Interrupted bool      `json:"interrupted"`
+	Target      Target    `json:"target"`
+	Config      Config    `json:"config"`
+	Results     []Result  `json:"results"`
+	// Notes are lines a reader must see with the numbers (e.g. that the target is an
+	// in-process fake); reporters print them.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Target says where the numbers were measured.
+type Target struct {
+	Mode         string   `json:"mode"`     // spawned | external | embedded
+	Topology     string   `json:"topology"` // single | redlock | sentinel | cluster
+	Addrs        []string `json:"addrs"`
+	RedisVersion string   `json:"redis_version"`
+}
+
+// Config is the resolved workload, as run.
+type Config struct {
+	Strategies       []string `json:"strategies"`
+	Workers          int      `json:"workers"`
+	Rate             float64  `json:"rate"` // acquisitions/s offered; 0 = closed loop
+	MaxInflight      int      `json:"max_inflight,omitempty"`
+	Keys             int      `json:"keys"`
+	KeyDist          string   `json:"key_dist"` // uniform | zipf:S
+	Hold             string   `json:"hold"`     // e.g. "0s", "uniform:1ms..5ms", "exp:2ms"
+	Reentry          int      `json:"reentry"`
+	DurationS        float64  `json:"duration_s"`
+	WarmupS          float64  `json:"warmup_s"`
+	AcquireTimeoutMS int64    `json:"acquire_timeout_ms"`
+	TTLMS            int64    `json:"ttl_ms"`
+	Watchdog         string   `json:"watchdog"` // off | auto | duration
+	Wait             string   `json:"wait"`
+	Faults           []string `json:"faults,omitempty"`
+	Profile          string   `json:"profile,omitempty"`
+}
+
+// Result is one phase: one strategy driven for the configured duration.
+type Result struct {
+	Strategy   string  `json:"strategy"`
+	Wait       string  `json:"wait"`
+	TTLMS      int64   `json:"ttl_ms"`
+	WatchdogMS int64   `json:"watchdog_ms"` // resolved renewal interval, 0 = off
+	DurationS  float64 `json:"duration_s"`  // measured time, warm-up excluded
+	Workers    int     `json:"workers"`
+	Keys       int     `json:"keys"`
+
+	Acquired    uint64  `json:"acquired"`
+	AcquireRate float64 `json:"acquire_rate"` // acquired / duration_s
+	OfferedRate float64 `json:"offered_rate,omitempty"`
+	Timeouts    uint64  `json:"timeouts"` // acquire gave up after --acquire-timeout
+	Errors      uint64  `json:"errors"`   // Redis or network failures
+	Dropped     uint64  `json:"dropped"`  // open loop: arrivals that found no free worker
+
+	LatencyUS Latencies `json:"latency_us"`
+	Safety    Safety    `json:"safety"`
+	Redis     RedisCost `json:"redis"`
+	Fairness  Fairness  `json:"fairness"`
+	Renewals  uint64    `json:"renewals"`
+	Timeline  []Second  `json:"timeline"`
+
+	// Histograms carries the phase's full HDR histograms, encoded, so that results of
+	// several processes can be merged exactly (never by averaging percentiles).
+	Histograms Histograms `json:"histograms"`
+
+	// Intervals are the per-second acquire histograms for the .hlog interval log. They are
+	// not part of the JSON (they would dominate it); Timeline carries their p99.
+	Intervals []Interval `json:"-"`
+
+	// Error is set when the phase could not run to its end (e.g. Redis went away).
+	Error string `json:"error,omitempty"`
+}
+
+// Latencies are in microseconds. Acquire is measured from the intended start in open loop.
+type Latencies struct {
+	Acquire Percentiles `json:"acquire"`
+	Release Percentiles `json:"release"`
+	// Handoff is release of key K by one worker -> the next acquire of K by another.
+	Handoff Percentiles `json:"handoff"`
+	Hold    Percentiles `json:"hold"`
+}
+
+// Percentiles of one histogram, in microseconds.
+type Percentiles struct {
+	Count uint64  `json:"count"`
+	P50   int64   `json:"p50"`
+	P90   int64   `json:"p90"`
+	P99   int64   `json:"p99"`
+	P999  int64   `json:"p999"`
+	Max   int64   `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+// Safety is what the oracle saw, independently of the strategy's own claims.
+type Safety struct {
+	// Overlaps: a worker entered a key's critical section while another was inside.
+	Overlaps uint64 `json:"overlaps"`
+	// StaleFences: a fenced write carried a token lower than the last accepted; the resource
+	// refused it.
+	StaleFences uint64 `json:"stale_fences"`
+	// LostLeases: a release found the lease already gone (expired or taken over).
+	LostLeases uint64 `json:"lost_leases"`
+}
+
+// RedisCost is the phase's INFO deltas over every node, lockbench's own INFO calls excluded,
+// divided by successful acquires.
+type RedisCost struct {
+	CommandsPerAcquire float64 `json:"commands_per_acquire"`
+	CPUUSPerAcquire    float64 `json:"cpu_us_per_acquire"`
+	BytesPerAcquire    float64 `json:"bytes_per_acquire"` // network in + out
+	Commands           uint64  `json:"commands"`
+	CPUUS              uint64  `json:"cpu_us"` // used_cpu_sys + used_cpu_user
+	NetInBytes         uint64  `json:"net_in_bytes"`
+	NetOutBytes        uint64  `json:"net_out_bytes"`
+	CPUPercent         float64 `json:"cpu_percent"` // of one core, over the phase
+}
+
+// Fairness of acquisitions across workers.
+type Fairness struct {
+	Jain float64 `json:"jain"` // Jain's index: 1 = perfectly even, 1/n = one worker got all
+	// MinPerWorker and MaxPerWorker are the extremes of per-worker acquisitions; Starved
+	// counts workers that acquired nothing in the measured window.
+	MinPerWorker uint64 `json:"min_per_worker"`
+	MaxPerWorker uint64 `json:"max_per_worker"`
+	Starved      int    `json:"starved"`
+}
+
+// Second is one point of the per-second timeline.
+type Second struct {
+	TS       float64 `json:"t_s"` // seconds since the measured window began, at the end of this second
+	Acquired uint64  `json:"acquired"`
+	P99US    int64   `json:"p99_us"`
+	Overlaps uint64  `json:"overlaps"`
+	Timeouts uint64  `json:"timeouts"`
+	Errors   uint64  `json:"errors"`
+}
+
+// Histograms are HdrHistogram's compressed V2 encoding as base64 text (what hdrhistogram-go's
+// Histogram.Encode(V2CompressedEncodingCookieBase) returns; the form HdrHistogram's own
+// tools read), values in µs. Empty when the histogram recorded nothing.
+type Histograms struct {
+	Acquire string `json:"acquire"`
+	Release string `json:"release"`
+	Handoff string `json:"handoff"`
+	Hold    string `json:"hold"`
+}
+
+// Interval is one second's acquire histogram for the .hlog file.
+type Interval struct {
+	StartMS int64  // Unix milliseconds
+	EndMS   int64  // Unix milliseconds
+	Acquire string // encoded as in Histograms
+}

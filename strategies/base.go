@@ -1,0 +1,171 @@
+package strategies
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// base is what every strategy shares: resolved options, counters, and for the pubsub wait
+// policy the process's subscription to release announcements.
+type base struct {
+	info   Info
+	o      *resolved
+	notify *notifier // nil unless the wait policy is pubsub
+
+	renewals, renewFailures, failedAttempts atomic.Uint64
+}
+
+func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
+	b := &base{info: info, o: o}
+	if o.Wait.Kind == WaitPubSub {
+		n, err := newNotifier(notifyVia)
+		if err != nil {
+			return nil, err
+		}
+		b.notify = n
+	}
+	return b, nil
+}
+
+func (b *base) Info() Info { return b.info }
+
+func (b *base) Stats() Stats {
+	s := Stats{
+		Renewals:       b.renewals.Load(),
+		RenewFailures:  b.renewFailures.Load(),
+		FailedAttempts: b.failedAttempts.Load(),
+	}
+	if b.notify != nil {
+		s.Notifications = b.notify.messages.Load()
+		s.Subscriptions = b.notify.subscribes.Load()
+	}
+	return s
+}
+
+func (b *base) Close() error {
+	if b.notify != nil {
+		b.notify.close()
+	}
+	return nil
+}
+
+// channel is where releases of key are announced for the pubsub wait policy; "" without it.
+func (b *base) channel(key string) string {
+	if b.notify == nil {
+		return ""
+	}
+	return releaseChannel(key)
+}
+
+func releaseChannel(key string) string { return "lockbench:released:" + key }
+
+// attempt is one try at a lock: a lease when acquired, (nil, nil) when someone else holds it.
+// retryIn, when > 0, is how long the holder's lease still runs (PTTL), which bounds how long a
+// pubsub waiter sleeps before trying again without a message.
+type attempt func(ctx context.Context) (l Lease, retryIn time.Duration, err error)
+
+// acquire runs try until it yields a lease or ctx ends, waiting per the wait policy between
+// attempts. The uncontended path is one call of try: no timer, no subscription.
+func (b *base) acquire(ctx context.Context, key string, try attempt) (Lease, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	l, retryIn, err := try(ctx)
+	if l != nil || err != nil {
+		return l, b.attemptErr(ctx, key, err)
+	}
+
+	var w *waiter
+	if b.notify != nil {
+		if w, err = b.notify.join(ctx, b.channel(key), ""); err != nil {
+			return nil, b.attemptErr(ctx, key, err)
+		}
+		defer b.notify.leave(w)
+		// Subscribed now: try again before sleeping, or a release that happened between the
+		// first attempt and the subscription would never wake us.
+		b.failedAttempts.Add(1)
+		if l, retryIn, err = try(ctx); l != nil || err != nil {
+			return l, b.attemptErr(ctx, key, err)
+		}
+	}
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		b.failedAttempts.Add(1)
+		timer.Reset(b.pause(n, retryIn))
+		var wake <-chan struct{}
+		if w != nil {
+			wake = w.wake
+		}
+		select {
+		case <-ctx.Done():
+			return nil, notAcquired(ctx, key)
+		case <-timer.C:
+		case <-wake:
+		}
+		if l, retryIn, err = try(ctx); l != nil || err != nil {
+			return l, b.attemptErr(ctx, key, err)
+		}
+	}
+}
+
+// pause is how long to sleep before retry n (0-based).
+func (b *base) pause(n int, retryIn time.Duration) time.Duration {
+	w := b.o.Wait
+	switch w.Kind {
+	case WaitSpin:
+		return w.Interval
+	case WaitPubSub:
+		// Woken by a release message; the timer only covers a holder that never releases
+		// (crashed, paused): its lease ends within retryIn, or within a ttl of our attempt.
+		if retryIn > 0 {
+			return retryIn + time.Millisecond
+		}
+		return b.o.TTL
+	}
+	d := w.Max
+	if n < 30 && w.Min<<n < w.Max {
+		d = w.Min << n
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// attemptErr maps an error from an attempt: a context that ended mid-command is the wait
+// ending, not a Redis failure.
+func (b *base) attemptErr(ctx context.Context, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return notAcquired(ctx, key)
+	}
+	return fmt.Errorf("%s: key %s: %w", b.info.Name, key, err)
+}
+
+func notAcquired(ctx context.Context, key string) error {
+	return fmt.Errorf("%w: key %s: %w", ErrNotAcquired, key, ctx.Err())
+}
+
+// Tokens: unique per lease within the process (a counter) and across processes (the owner,
+// which callers make unique, plus a random process nonce as a guard against careless owners).
+var (
+	tokenSeq   atomic.Uint64
+	tokenNonce = func() string {
+		var b [4]byte
+		_, _ = crand.Read(b[:]) // never fails on Linux; a zero nonce would still be correct
+		return hex.EncodeToString(b[:])
+	}()
+)
+
+func newToken(owner string) string {
+	return owner + ":" + tokenNonce + "." + strconv.FormatUint(tokenSeq.Add(1), 36)
+}

@@ -1,0 +1,100 @@
+package strategies
+
+// The catalog, in the order lockbench lists it: the seeds' locks from the most naive to the
+// most careful, then the two that go beyond the seeds. Names are part of the CLI contract.
+func init() {
+	naiveCtor := func(wrap func(*naive) Strategy) Constructor {
+		return func(info Info, o *resolved) (Strategy, error) {
+			n, err := newNaive(info, o)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(n), nil
+		}
+	}
+	register(Info{
+		Name:              "getset",
+		Summary:           "GETSET now-timestamp; an old value older than the ttl counts as stale and is taken over",
+		SafeWithoutFaults: true,
+		Source:            "seed 000 §1",
+		Weakness:          "clients whose clocks disagree both take over a stale lock; blind DEL unlock; no Redis ttl, and retries keep a dead holder's lock fresh",
+	}, naiveCtor(func(n *naive) Strategy { return &getset{n} }))
+	register(Info{
+		Name:              "setnx-expire",
+		Summary:           "SETNX, then EXPIRE as a second command; unlock by DEL",
+		SafeWithoutFaults: true,
+		Source:            "seed 003",
+		Weakness:          "a crash between SETNX and EXPIRE leaves a lock with no ttl: deadlock",
+	}, naiveCtor(func(n *naive) Strategy { return &setnxExpire{n} }))
+	register(Info{
+		Name:              "setnx-stale",
+		Summary:           "SET NX PX with a timestamp value; on failure GET it and retry at once if the client's clock says it is stale",
+		SafeWithoutFaults: true,
+		Source:            "seed 000 §2",
+		Weakness:          "the stale check trusts client clocks and races; a fast clock spins on SET/GET; blind DEL unlock",
+	}, naiveCtor(func(n *naive) Strategy { return &setnxStale{n} }))
+	register(Info{
+		Name:              "set-nx-del",
+		Summary:           "SET key owner NX with a ttl; unlock by plain DEL",
+		SafeWithoutFaults: true,
+		Source:            "seed 004 (first version)",
+		Weakness:          "after its own lease expired, a slow holder's DEL deletes the next holder's lock",
+	}, func(info Info, o *resolved) (Strategy, error) { return newSetNXDel(info, o) })
+	register(Info{
+		Name:              "token",
+		Summary:           "SET key uniqueToken NX PX ttl; unlock by Lua compare-and-delete",
+		SafeUnlock:        true,
+		AutoRenew:         true,
+		SafeWithoutFaults: true,
+		Source:            "seeds 003, 004",
+		Weakness:          "without a watchdog, a hold longer than the ttl (GC pause) lets a second holder in",
+	}, newTokenStrategy)
+	register(Info{
+		Name:              "reentrant-local",
+		Summary:           "token plus a local per-owner hold count (the ThreadLocal scheme)",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		SafeWithoutFaults: true,
+		Source:            "seed 001",
+		Weakness:          "the local count outlives the Redis lease, so a re-entry succeeds on an expired lock; not reentrant across processes",
+	}, newReentrantLocal)
+	register(Info{
+		Name:              "reentrant-hash",
+		Summary:           "Redis hash field owner -> hold count, Lua acquire/release, PEXPIRE on every entry (Redisson RLock)",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		SafeWithoutFaults: true,
+		Source:            "seeds 001, 002",
+		Weakness:          "without a watchdog a long hold outlives the ttl; async replication loses it on failover",
+	}, newReentrantHash)
+	register(Info{
+		Name:              "redlock",
+		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
+		SafeUnlock:        true,
+		MultiNode:         true,
+		SafeWithoutFaults: true,
+		Source:            "seed 003",
+		Weakness:          "a node restarting without persistence forgets its grants; clock jumps and pauses past the validity",
+	}, newRedlock)
+	register(Info{
+		Name:              "fenced",
+		Summary:           "token plus INCR of a per-lock counter: a monotonic fencing token per lease",
+		SafeUnlock:        true,
+		AutoRenew:         true,
+		Fencing:           true,
+		SafeWithoutFaults: true,
+		Source:            "beyond the seeds",
+		Weakness:          "none if the resource checks tokens; leases still overlap, stale writes are refused",
+	}, newFenced)
+	register(Info{
+		Name:              "fair",
+		Summary:           "FIFO queue of waiters; a release hands the lock to the queue head and wakes only it",
+		SafeUnlock:        true,
+		AutoRenew:         true,
+		SafeWithoutFaults: true,
+		Source:            "beyond the seeds",
+		Weakness:          "more Redis commands per acquire; a lease that expires with waiters queued goes to whoever polls first",
+	}, newFair)
+}

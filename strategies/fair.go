@@ -1,0 +1,127 @@
+package strategies
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// fair is a FIFO lock (beyond the seeds; the idea of Redisson's RedissonFairLock, leaner):
+// a contended acquirer appends "deadline:token" to the lock's queue, and a release hands the
+// lock directly to the first waiter still within its deadline by writing that waiter's token
+// into the lock, then wakes exactly that waiter (pubsub, addressed by token) — or, with the
+// spin and backoff policies, lets it find out by polling. A queued waiter never competes
+// again, so grants follow arrival order. The price is commands per acquire.
+//
+// When a lease expires while waiters queue (a crashed holder), nobody hands the lock on:
+// the first waiter whose timer fires takes it with SET NX, leaving the queue order for the
+// rest intact.
+type fair struct {
+	*base
+	c rueidis.Client
+}
+
+func newFair(info Info, o *resolved) (Strategy, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &fair{base: b, c: o.Client}, nil
+}
+
+func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	lockKey := hashTagged(key)
+	keys := []string{lockKey, lockKey + ":q"}
+	tok := newToken(owner)
+	var deadline int64 // 0: this waiter waits without limit
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = dl.UnixMilli()
+	}
+	entry := strconv.FormatInt(deadline, 10) + ":" + tok
+	args := []string{tok, s.o.ttlArg, entry, "0"}
+
+	try := func() (bool, error) {
+		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
+		return n == 1, err
+	}
+	won := func() (Lease, error) { return s.newLease(s, key, lockKey, owner, tok, 0), nil }
+	giveUp := func(err error) (Lease, error) {
+		// Leave the queue, and pass the lock on if it was handed to us meanwhile.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = fairReleaseScript.Exec(cctx, s.c, keys, []string{tok, s.o.ttlArg, nowMS(), s.channel(key), entry}).Error()
+		return nil, s.attemptErr(ctx, key, err)
+	}
+
+	if ok, err := try(); ok || err != nil {
+		if ok {
+			return won()
+		}
+		return nil, s.attemptErr(ctx, key, err)
+	}
+	args[3] = "1" // queued: from now on an attempt only checks whether the lock became ours
+
+	var wake <-chan struct{}
+	if s.notify != nil {
+		w, err := s.notify.join(ctx, s.channel(key), tok)
+		if err != nil {
+			return giveUp(err)
+		}
+		defer s.notify.leave(w)
+		wake = w.wake
+		// Subscribed now; the hand-over may have come before that.
+		s.failedAttempts.Add(1)
+		if ok, err := try(); ok || err != nil {
+			if ok {
+				return won()
+			}
+			return giveUp(err)
+		}
+	}
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		s.failedAttempts.Add(1)
+		timer.Reset(s.pause(n, 0))
+		select {
+		case <-ctx.Done():
+			return giveUp(ctx.Err())
+		case <-wake:
+			// The message carries our token: the release already wrote it into the lock.
+			return won()
+		case <-timer.C:
+		}
+		if ok, err := try(); ok || err != nil {
+			if ok {
+				return won()
+			}
+			return giveUp(err)
+		}
+	}
+}
+
+func (s *fair) release(ctx context.Context, l *lease) error {
+	n, err := fairReleaseScript.Exec(ctx, s.c, []string{l.key, l.key + ":q"},
+		[]string{l.token, s.o.ttlArg, nowMS(), s.channel(l.name), ""}).AsInt64()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotOwner
+	}
+	return nil
+}
+
+func (s *fair) renew(ctx context.Context, l *lease) (bool, error) {
+	return compareExtend(ctx, s.c, l.key, l.token, s.o.ttlArg)
+}
+
+// nowMS is the release's "now" for skipping queued waiters whose deadline passed; waiters
+// and releasers are assumed to share a clock (they do on one machine).
+func nowMS() string { return strconv.FormatInt(time.Now().UnixMilli(), 10) }

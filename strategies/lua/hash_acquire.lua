@@ -1,0 +1,14 @@
+-- Reentrant lock on a hash field ownerId -> hold count (seed 001; Redisson's RLock, seed 002).
+-- KEYS[1] lock; ARGV[1] ttl in ms, ARGV[2] owner id.
+-- Returns nil when acquired or re-entered, else the lock's remaining ttl in ms (PTTL).
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])

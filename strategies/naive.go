@@ -1,0 +1,124 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// naive holds what the seeds' early locks share: one key, released by a blind DEL.
+type naive struct {
+	*base
+	c rueidis.Client
+}
+
+func newNaive(info Info, o *resolved) (*naive, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &naive{base: b, c: o.Client}, nil
+}
+
+func (s *naive) release(ctx context.Context, l *lease) error {
+	return blindDelete(ctx, s.c, l.key, s.channel(l.name))
+}
+
+func (s *naive) renew(context.Context, *lease) (bool, error) { return false, errNoRenew }
+
+func (s *naive) lease(key, owner string) Lease { return s.newLease(s, key, key, owner, owner, 0) }
+
+// getset is seed 000 §1: GETSET key now. No previous value, or one older than the timeout
+// (our ttl), means the lock is ours. The key never expires in Redis; staleness is judged by
+// the client's clock, and every failed attempt overwrites the holder's timestamp with the
+// loser's, so while contenders keep trying a dead holder's lock never turns stale. Two
+// clients whose clocks disagree by more than the timeout both "take over"; the unlock is a
+// blind DEL.
+type getset struct{ *naive }
+
+func (s *getset) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		now := s.o.now(ctx).UnixMilli()
+		old, err := s.c.Do(ctx, s.c.B().Getset().Key(key).Value(strconv.FormatInt(now, 10)).Build()).ToString()
+		if rueidis.IsRedisNil(err) {
+			return s.lease(key, owner), 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		then, err := strconv.ParseInt(old, 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("lock value %q is not a timestamp: %w", old, err)
+		}
+		if now-then < s.o.ttlMS {
+			return nil, 0, nil
+		}
+		return s.lease(key, owner), 0, nil // stale: take over
+	})
+}
+
+// setnxExpire is the first lock of seed 003: SETNX, then EXPIRE, as two commands. A client
+// that dies between them leaves a lock that never expires. (PEXPIRE rather than EXPIRE so
+// that sub-second ttls are not truncated to nothing.)
+type setnxExpire struct{ *naive }
+
+func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		won, err := s.c.Do(ctx, s.c.B().Setnx().Key(key).Value(owner).Build()).AsBool()
+		if !won || err != nil {
+			return nil, 0, err
+		}
+		if hook := s.o.Hooks.AfterSetNX; hook != nil {
+			if err := hook(ctx, key, owner); err != nil {
+				return nil, 0, fmt.Errorf("%w between SETNX and EXPIRE: %w", ErrCrashed, err)
+			}
+		}
+		if err := s.c.Do(ctx, s.c.B().Pexpire().Key(key).Milliseconds(s.o.ttlMS).Build()).Error(); err != nil {
+			return nil, 0, err // the lock stays, without a ttl: exactly the seed's hazard
+		}
+		return s.lease(key, owner), 0, nil
+	})
+}
+
+// setnxStale is seed 000 §2: SET key now NX PX expire; when that fails, GET the holder's
+// timestamp and, if the client's clock says it is older than the expiry, try again at once.
+// The check is racy and trusts client clocks: a client whose clock runs ahead judges a live
+// lock stale and spins on SET/GET until Redis expires it.
+type setnxStale struct{ *naive }
+
+func (s *setnxStale) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		for {
+			now := s.o.now(ctx).UnixMilli()
+			ok, err := setNX(ctx, s.c, key, strconv.FormatInt(now, 10), s.o.ttlMS)
+			if ok || err != nil {
+				if ok {
+					return s.lease(key, owner), 0, nil
+				}
+				return nil, 0, err
+			}
+			old, err := s.c.Do(ctx, s.c.B().Get().Key(key).Build()).ToString()
+			if rueidis.IsRedisNil(err) {
+				return nil, 0, nil // released in between: the seed gives up this round
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			then, err := strconv.ParseInt(old, 10, 64)
+			if err != nil {
+				return nil, 0, fmt.Errorf("lock value %q is not a timestamp: %w", old, err)
+			}
+			if now-then < s.o.ttlMS {
+				return nil, 0, nil
+			}
+			// "stale": the seed's do-while retries immediately, with no pause.
+			s.failedAttempts.Add(1)
+			if ctx.Err() != nil {
+				return nil, 0, ctx.Err()
+			}
+		}
+	})
+}

@@ -1,0 +1,288 @@
+package strategies
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// notifier is the pubsub wait policy's side of a process: one dedicated connection carries
+// the subscriptions of every lock that has local waiters (Redisson's known pitfall is a
+// connection per lock). A channel is subscribed while someone waits on it, and lingers a
+// little after the last waiter leaves so that a hot lock is not re-subscribed per acquire.
+//
+// A message wakes exactly one local waiter, never a herd: "*" wakes the longest-waiting
+// waiter of the channel that has no wake-up pending; any other payload wakes only the waiter
+// registered with that id (the fair lock addresses its next owner this way) and is ignored by
+// processes that have no such waiter.
+//
+// Waiters never depend on messages for liveness: the wait loop always sleeps on a timer too.
+type notifier struct {
+	src rueidis.Client
+
+	mu     sync.Mutex
+	conn   rueidis.DedicatedClient
+	free   func()      // returns conn to the pool, which unsubscribes everything
+	broken bool        // conn reported a disconnect; reconnect on the next join
+	chans  map[string]*subscription
+	closed bool
+	stop   chan struct{} // ends the sweeper
+
+	messages, subscribes atomic.Uint64
+}
+
+type subscription struct {
+	waiters []*waiter     // FIFO, by join time
+	ready   chan struct{} // closed on the first SUBSCRIBE confirmation
+	sent    int           // SUBSCRIBE commands sent for this entry
+	acked   int           // confirmations received
+	idle    time.Time     // when the last waiter left
+}
+
+type waiter struct {
+	ch   string
+	id   string        // "" = woken by "*" messages only
+	wake chan struct{} // capacity 1: a wake-up is never lost, never doubled
+}
+
+// notifyLinger is how long a channel stays subscribed with nobody waiting on it.
+const notifyLinger = 500 * time.Millisecond
+
+func newNotifier(c rueidis.Client) (*notifier, error) {
+	if c == nil {
+		return nil, &OptionError{Field: "client", Value: "nil", Reason: "the pubsub wait policy needs a Redis client"}
+	}
+	n := &notifier{src: subscribeNode(c), chans: make(map[string]*subscription), stop: make(chan struct{})}
+	go n.sweep()
+	return n, nil
+}
+
+// subscribeNode picks the node to subscribe on. PUBLISH in a Redis Cluster reaches every
+// node, so for a cluster any fixed node will do.
+func subscribeNode(c rueidis.Client) rueidis.Client {
+	if c.Mode() != rueidis.ClientModeCluster {
+		return c
+	}
+	nodes := c.Nodes()
+	addrs := make([]string, 0, len(nodes))
+	for a := range nodes {
+		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return c
+	}
+	sort.Strings(addrs)
+	return nodes[addrs[0]]
+}
+
+var errNotifierClosed = errors.New("pubsub notifier closed")
+
+// join registers a waiter on ch and returns once the subscription is confirmed, so that any
+// release announced after join returns is seen.
+func (n *notifier) join(ctx context.Context, ch, id string) (*waiter, error) {
+	w := &waiter{ch: ch, id: id, wake: make(chan struct{}, 1)}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil, errNotifierClosed
+	}
+	resubscribe, stale := n.connectLocked()
+	s := n.chans[ch]
+	subscribe := s == nil
+	if subscribe {
+		s = &subscription{ready: make(chan struct{}), sent: 1}
+		n.chans[ch] = s
+	}
+	s.waiters = append(s.waiters, w)
+	conn, ready := n.conn, s.ready
+	n.mu.Unlock()
+
+	// Never talk to Redis under n.mu: the connection's reader may be waiting in a hook for it.
+	if stale != nil {
+		stale()
+	}
+	if len(resubscribe) > 0 {
+		n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(resubscribe...).Build()})
+	}
+	if subscribe {
+		n.subscribes.Add(1)
+		if err := conn.Do(ctx, conn.B().Subscribe().Channel(ch).Build()).Error(); err != nil {
+			n.mu.Lock()
+			if n.conn == conn {
+				n.broken = true // the next join reconnects and subscribes this channel again
+			}
+			n.mu.Unlock()
+			n.leave(w)
+			return nil, err
+		}
+	}
+	select {
+	case <-ready:
+		return w, nil
+	case <-ctx.Done():
+		n.leave(w)
+		return nil, ctx.Err()
+	}
+}
+
+// leave unregisters w. A "*" wake-up w received but did not use goes to the next waiter.
+func (n *notifier) leave(w *waiter) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.chans[w.ch]
+	if s == nil {
+		return
+	}
+	if i := slices.Index(s.waiters, w); i >= 0 {
+		s.waiters = slices.Delete(s.waiters, i, i+1)
+	}
+	if w.id == "" {
+		select {
+		case <-w.wake:
+			s.wakeOne()
+		default:
+		}
+	}
+	if len(s.waiters) == 0 {
+		s.idle = time.Now()
+	}
+}
+
+// wakeOne wakes the longest-waiting anonymous waiter that has no wake-up pending. Waiters
+// with an id are woken by their id only: for them a wake-up carries meaning.
+func (s *subscription) wakeOne() {
+	for _, w := range s.waiters {
+		if w.id != "" {
+			continue
+		}
+		select {
+		case w.wake <- struct{}{}:
+			return
+		default: // already has a wake-up pending; it will try anyway
+		}
+	}
+}
+
+func (n *notifier) onMessage(m rueidis.PubSubMessage) {
+	n.messages.Add(1)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.chans[m.Channel]
+	if s == nil {
+		return
+	}
+	if m.Message == "*" {
+		s.wakeOne()
+		return
+	}
+	for _, w := range s.waiters {
+		if w.id == m.Message {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+			return
+		}
+	}
+}
+
+func (n *notifier) onSubscription(e rueidis.PubSubSubscription) {
+	if e.Kind != "subscribe" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.chans[e.Channel]; s != nil && s.acked < s.sent {
+		s.acked++
+		if s.acked == 1 {
+			close(s.ready)
+		}
+	}
+}
+
+// connectLocked makes sure a working connection carries the hooks. After a reconnect it
+// returns the channels to subscribe again (their waiters keep sleeping on their timers until
+// then) and the old connection's release, which the caller runs after unlocking n.mu.
+func (n *notifier) connectLocked() (resubscribe []string, stale func()) {
+	if n.conn != nil && !n.broken {
+		return nil, nil
+	}
+	stale = n.free
+	conn, free := n.src.Dedicate()
+	n.conn, n.free, n.broken = conn, free, false
+	gone := conn.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: n.onMessage, OnSubscription: n.onSubscription})
+	go func() {
+		<-gone
+		n.mu.Lock()
+		if n.conn == conn {
+			n.broken = true
+		}
+		n.mu.Unlock()
+	}()
+	for ch, s := range n.chans {
+		resubscribe = append(resubscribe, ch)
+		s.sent, s.acked = 1, 0
+		select {
+		case <-s.ready:
+		default:
+			close(s.ready) // its SUBSCRIBE died with the old connection; stop waiting for it
+		}
+	}
+	return resubscribe, stale
+}
+
+// sweep unsubscribes channels nobody has waited on for notifyLinger.
+func (n *notifier) sweep() {
+	t := time.NewTicker(notifyLinger / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		var idle []string
+		n.mu.Lock()
+		conn := n.conn
+		for ch, s := range n.chans {
+			if len(s.waiters) == 0 && s.acked == s.sent && time.Since(s.idle) >= notifyLinger {
+				idle = append(idle, ch)
+				delete(n.chans, ch)
+			}
+		}
+		n.mu.Unlock()
+		if len(idle) > 0 && conn != nil {
+			n.send(conn, rueidis.Commands{conn.B().Unsubscribe().Channel(idle...).Build()})
+		}
+	}
+}
+
+// send fires subscription commands whose confirmations arrive through the hooks; a failure
+// surfaces as a disconnect, which the next join repairs.
+func (n *notifier) send(conn rueidis.DedicatedClient, cmds rueidis.Commands) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn.DoMulti(ctx, cmds...)
+}
+
+func (n *notifier) close() {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	n.closed = true
+	close(n.stop)
+	free := n.free
+	n.conn, n.free = nil, nil
+	n.mu.Unlock()
+	if free != nil {
+		free()
+	}
+}

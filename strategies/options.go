@@ -1,0 +1,312 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Options configure a Strategy. Zero values take the documented defaults; New validates the
+// result and returns an *OptionError naming the field for anything it cannot use.
+type Options struct {
+	// Client reaches the Redis that holds the locks. Required by every strategy but redlock.
+	// It belongs to the caller: strategies never close it.
+	Client rueidis.Client
+
+	// Nodes are redlock's independent masters: an odd number, at least 3. Only redlock reads
+	// it; a redlock strategy with no Nodes is an error.
+	Nodes []rueidis.Client
+
+	// TTL is the lease time Redis keeps a lock for (the stale-after time of the timestamp
+	// strategies). Default 10s; must be > 0. Redis stores it in milliseconds.
+	TTL time.Duration
+
+	// Watchdog renews held leases while they are held. Zero = off (the default). Only the
+	// strategies whose Info().AutoRenew is true accept it. See ParseWatchdog.
+	Watchdog Watchdog
+
+	// Wait is how a blocked acquirer waits. The zero value is the default,
+	// backoff:1ms..50ms. See ParseWait.
+	Wait Wait
+
+	// DriftFactor is redlock's clock drift allowance: a lock is valid for
+	// ttl - elapsed - (ttl*DriftFactor + 2ms). Default 0.01; must be in [0, 1).
+	DriftFactor float64
+
+	// NodeTimeout bounds each redlock request to one node, so a dead or paused node costs at
+	// most this much per attempt. Default ttl/20 clamped to [5ms, 500ms].
+	NodeTimeout time.Duration
+
+	// Clock is read by the strategies that compare timestamps (getset, setnx-stale) and by
+	// redlock's validity check. Default time.Now. A per-call clock set with WithClock wins.
+	Clock func() time.Time
+
+	// Hooks are the points where the fault layer steps in. Nil hooks are skipped.
+	Hooks Hooks
+}
+
+// Hooks are fault-injection points. They run on the hot path only when set.
+type Hooks struct {
+	// AfterSetNX runs in setnx-expire after its SETNX won and before its EXPIRE. Returning
+	// an error simulates the client dying right there: EXPIRE is never sent, the key stays
+	// without a ttl (seed 003's deadlock) and Acquire returns an error wrapping ErrCrashed.
+	AfterSetNX func(ctx context.Context, key, owner string) error
+
+	// BeforeRenew runs before every watchdog renewal of owner's lease on key. Blocking in it
+	// freezes that renewal, which is what a stop-the-world pause does to a whole client.
+	BeforeRenew func(ctx context.Context, key, owner string)
+}
+
+// OptionError reports an option or argument the strategies cannot use.
+type OptionError struct {
+	Field  string // the option, spelled as the CLI flag: "ttl", "watchdog", "wait", ...
+	Value  string // the value given
+	Reason string // what is wrong with it, including the valid values
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Watchdog is the renewal interval setting: off, auto (ttl/3, as Redisson renews its 30s
+// lease every 10s) or a fixed interval.
+type Watchdog struct {
+	Auto     bool
+	Interval time.Duration // used when Auto is false; 0 = off
+}
+
+// Enabled reports whether renewal is on.
+func (w Watchdog) Enabled() bool { return w.Auto || w.Interval > 0 }
+
+// Resolve returns the renewal interval for ttl, 0 when off.
+func (w Watchdog) Resolve(ttl time.Duration) time.Duration {
+	if w.Auto {
+		return ttl / 3
+	}
+	return w.Interval
+}
+
+func (w Watchdog) String() string {
+	switch {
+	case w.Auto:
+		return "auto"
+	case w.Interval > 0:
+		return w.Interval.String()
+	}
+	return "off"
+}
+
+// ParseWatchdog reads "off", "auto" or a Go duration such as "3s".
+func ParseWatchdog(s string) (Watchdog, error) {
+	switch s {
+	case "", "off":
+		return Watchdog{}, nil
+	case "auto":
+		return Watchdog{Auto: true}, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return Watchdog{}, &OptionError{Field: "watchdog", Value: s,
+			Reason: "valid: off, auto (= ttl/3), or a positive duration such as 3s"}
+	}
+	return Watchdog{Interval: d}, nil
+}
+
+// WaitKind selects a wait policy.
+type WaitKind int
+
+const (
+	// WaitBackoff sleeps a jittered, doubling interval between attempts (the zero value).
+	WaitBackoff WaitKind = iota
+	// WaitSpin retries at a fixed interval, as the seeds' retry loops do.
+	WaitSpin
+	// WaitPubSub sleeps until a release is announced on the lock's channel (Redisson's design);
+	// each message wakes exactly one waiter of this process, never all of them.
+	WaitPubSub
+)
+
+// Wait is a wait policy.
+type Wait struct {
+	Kind WaitKind
+	// Interval between spin attempts; 0 retries at once.
+	Interval time.Duration
+	// Min and Max bound the backoff sleep: the n-th retry sleeps a random time in
+	// [d/2, d] with d = min(Max, Min*2^n). Zero values mean 1ms and 50ms.
+	Min, Max time.Duration
+}
+
+const (
+	defaultSpin       = time.Millisecond
+	defaultBackoffMin = time.Millisecond
+	defaultBackoffMax = 50 * time.Millisecond
+)
+
+func (w Wait) String() string {
+	switch w.Kind {
+	case WaitSpin:
+		return "spin:" + w.Interval.String()
+	case WaitPubSub:
+		return "pubsub"
+	}
+	w = w.withDefaults()
+	return "backoff:" + w.Min.String() + ".." + w.Max.String()
+}
+
+func (w Wait) withDefaults() Wait {
+	if w.Kind == WaitBackoff {
+		if w.Min == 0 {
+			w.Min = defaultBackoffMin
+		}
+		if w.Max == 0 {
+			w.Max = max(defaultBackoffMax, w.Min)
+		}
+	}
+	return w
+}
+
+const waitForms = "valid: spin[:INTERVAL] (default 1ms), backoff[:MIN..MAX] (default 1ms..50ms), pubsub"
+
+// ParseWait reads "spin", "spin:5ms", "backoff", "backoff:1ms..100ms" or "pubsub".
+func ParseWait(s string) (Wait, error) {
+	bad := func(reason string) (Wait, error) {
+		if reason != "" {
+			reason += "; "
+		}
+		return Wait{}, &OptionError{Field: "wait", Value: s, Reason: reason + waitForms}
+	}
+	name, arg, hasArg := strings.Cut(s, ":")
+	switch name {
+	case "pubsub":
+		if hasArg {
+			return bad("pubsub takes no argument")
+		}
+		return Wait{Kind: WaitPubSub}, nil
+	case "spin":
+		w := Wait{Kind: WaitSpin, Interval: defaultSpin}
+		if hasArg {
+			d, err := time.ParseDuration(arg)
+			if err != nil || d < 0 {
+				return bad("spin interval must be a duration >= 0")
+			}
+			w.Interval = d
+		}
+		return w, nil
+	case "", "backoff":
+		w := Wait{Kind: WaitBackoff, Min: defaultBackoffMin, Max: defaultBackoffMax}
+		if hasArg {
+			lo, hi, ok := strings.Cut(arg, "..")
+			if !ok {
+				return bad("backoff needs MIN..MAX")
+			}
+			var err1, err2 error
+			w.Min, err1 = time.ParseDuration(lo)
+			w.Max, err2 = time.ParseDuration(hi)
+			if err1 != nil || err2 != nil || w.Min <= 0 || w.Max < w.Min {
+				return bad("backoff needs 0 < MIN <= MAX")
+			}
+		}
+		return w, nil
+	}
+	return bad("unknown policy " + fmt.Sprintf("%q", name))
+}
+
+type clockKey struct{}
+
+// WithClock returns a context whose acquires read now from clock instead of Options.Clock;
+// the fault layer gives a skewed clock to some workers this way.
+func WithClock(ctx context.Context, clock func() time.Time) context.Context {
+	return context.WithValue(ctx, clockKey{}, clock)
+}
+
+// resolved is Options after defaults and validation, with the values the hot path needs
+// precomputed.
+type resolved struct {
+	Options
+	ttlMS    int64
+	ttlArg  string        // ttl in ms, formatted once for script arguments
+	renewal time.Duration // watchdog interval, 0 = off
+}
+
+func resolve(info Info, o Options) (*resolved, error) {
+	if o.TTL == 0 {
+		o.TTL = 10 * time.Second
+	}
+	if o.TTL < time.Millisecond {
+		return nil, &OptionError{Field: "ttl", Value: o.TTL.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
+	}
+	r := &resolved{Options: o, ttlMS: o.TTL.Milliseconds()}
+	r.ttlArg = fmt.Sprint(r.ttlMS)
+	if o.Watchdog.Enabled() {
+		if !info.AutoRenew {
+			return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(),
+				Reason: fmt.Sprintf("strategy %s cannot renew a lease; use off, or one of: %s", info.Name, strings.Join(renewable(), ", "))}
+		}
+		r.renewal = o.Watchdog.Resolve(o.TTL)
+		if r.renewal >= o.TTL || r.renewal <= 0 {
+			return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(),
+				Reason: fmt.Sprintf("the renewal interval must be shorter than the ttl (%s); valid: off, auto (= ttl/3), or a duration below the ttl", o.TTL)}
+		}
+	}
+	switch o.Wait.Kind {
+	case WaitSpin:
+		if o.Wait.Interval < 0 {
+			return nil, &OptionError{Field: "wait", Value: o.Wait.String(), Reason: "spin interval must be >= 0; " + waitForms}
+		}
+	case WaitBackoff:
+		o.Wait = o.Wait.withDefaults()
+		if o.Wait.Min <= 0 || o.Wait.Max < o.Wait.Min {
+			return nil, &OptionError{Field: "wait", Value: o.Wait.String(), Reason: "backoff needs 0 < MIN <= MAX; " + waitForms}
+		}
+	case WaitPubSub:
+	default:
+		return nil, &OptionError{Field: "wait", Value: fmt.Sprint(int(o.Wait.Kind)), Reason: "unknown policy; " + waitForms}
+	}
+	r.Wait = o.Wait
+	if o.Clock == nil {
+		r.Clock = time.Now
+	}
+	if info.MultiNode {
+		if n := len(o.Nodes); n < 3 || n%2 == 0 {
+			return nil, &OptionError{Field: "nodes", Value: fmt.Sprint(n),
+				Reason: "redlock needs an odd number of independent masters, at least 3 (e.g. 3 or 5)"}
+		}
+		for i, c := range o.Nodes {
+			if c == nil {
+				return nil, &OptionError{Field: "nodes", Value: fmt.Sprint(i), Reason: "node client is nil"}
+			}
+		}
+		if o.DriftFactor == 0 {
+			r.DriftFactor = 0.01
+		}
+		if r.DriftFactor < 0 || r.DriftFactor >= 1 {
+			return nil, &OptionError{Field: "drift-factor", Value: fmt.Sprint(o.DriftFactor), Reason: "must be in [0, 1); default 0.01"}
+		}
+		if o.NodeTimeout == 0 {
+			r.NodeTimeout = min(max(o.TTL/20, 5*time.Millisecond), 500*time.Millisecond)
+		}
+		if r.NodeTimeout < 0 {
+			return nil, &OptionError{Field: "node-timeout", Value: o.NodeTimeout.String(), Reason: "must be > 0"}
+		}
+	} else if o.Client == nil {
+		return nil, &OptionError{Field: "client", Value: "nil", Reason: "strategy " + info.Name + " needs a Redis client"}
+	}
+	return r, nil
+}
+
+// now reads the clock for this call: WithClock's if set, else Options.Clock.
+func (r *resolved) now(ctx context.Context) time.Time {
+	if c, ok := ctx.Value(clockKey{}).(func() time.Time); ok {
+		return c()
+	}
+	return r.Clock()
+}
+
+func checkKey(key string) error {
+	if key == "" {
+		return &OptionError{Field: "key", Value: key, Reason: "must not be empty"}
+	}
+	return nil
+}

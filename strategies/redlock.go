@@ -1,0 +1,129 @@
+package strategies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// redlock is the Redlock algorithm (seed 003): take the same token lock on N independent
+// masters, and hold it when a majority granted it within its validity, ttl - elapsed -
+// (ttl*drift + 2ms); otherwise undo it everywhere. Release deletes it on every node.
+// Its known hazards: a node that restarts without persistence forgets the locks it granted,
+// clock jumps on the nodes shorten leases, and a pause past the validity is undetected.
+type redlock struct {
+	*base
+	nodes  []rueidis.Client
+	quorum int
+}
+
+func newRedlock(info Info, o *resolved) (Strategy, error) {
+	// With the pubsub wait policy releases are announced on, and awaited from, the first node;
+	// if it is down, waiters fall back to their timers.
+	b, err := newBase(info, o, o.Nodes[0])
+	if err != nil {
+		return nil, err
+	}
+	return &redlock{base: b, nodes: o.Nodes, quorum: len(o.Nodes)/2 + 1}, nil
+}
+
+func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		tok := newToken(owner)
+		start := s.o.now(ctx)
+		granted, failed, firstErr := s.lockAll(ctx, key, tok)
+		elapsed := s.o.now(ctx).Sub(start)
+		drift := time.Duration(float64(s.o.TTL)*s.o.DriftFactor) + 2*time.Millisecond
+		if validity := s.o.TTL - elapsed - drift; granted >= s.quorum && validity > 0 {
+			return &redlockLease{s: s, name: key, owner: owner, token: tok}, 0, nil
+		}
+		// Undo the partial lock so that it does not block others until it expires.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
+		s.unlockAll(uctx, key, tok, "")
+		cancel()
+		if failed == len(s.nodes) {
+			return nil, 0, fmt.Errorf("every node failed: %w", firstErr)
+		}
+		return nil, 0, nil
+	})
+}
+
+// lockAll asks every node at once, each bounded by NodeTimeout, and counts the grants and
+// the nodes that failed (errors and timeouts, as opposed to "taken").
+func (s *redlock) lockAll(ctx context.Context, key, tok string) (granted, failed int, firstErr error) {
+	var ng, nf atomic.Int32
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	for _, c := range s.nodes {
+		wg.Go(func() {
+			nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
+			defer cancel()
+			ok, err := setNX(nctx, c, key, tok, s.o.ttlMS)
+			switch {
+			case err != nil:
+				nf.Add(1)
+				errOnce.Do(func() { firstErr = err })
+			case ok:
+				ng.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(ng.Load()), int(nf.Load()), firstErr
+}
+
+// unlockAll runs compare-and-delete on every node and counts the nodes where the lock was
+// still ours. channel, when set, is announced on the first node.
+func (s *redlock) unlockAll(ctx context.Context, key, tok, channel string) (held int, firstErr error) {
+	var nh atomic.Int32
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	for i, c := range s.nodes {
+		ch := ""
+		if i == 0 {
+			ch = channel
+		}
+		wg.Go(func() {
+			nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
+			defer cancel()
+			switch err := compareDelete(nctx, c, key, tok, ch); {
+			case err == nil:
+				nh.Add(1)
+			case !errors.Is(err, ErrNotOwner):
+				errOnce.Do(func() { firstErr = err })
+			}
+		})
+	}
+	wg.Wait()
+	return int(nh.Load()), firstErr
+}
+
+type redlockLease struct {
+	s                  *redlock
+	name, owner, token string
+	released           atomic.Bool
+}
+
+// Release deletes the lock on every node. It reports ErrNotOwner when fewer than a majority
+// still held it: the lock had been lost before the release.
+func (l *redlockLease) Release(ctx context.Context) error {
+	if !l.released.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
+	}
+	held, err := l.s.unlockAll(ctx, l.name, l.token, l.s.channel(l.name))
+	if held >= l.s.quorum {
+		return nil
+	}
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("redlock: release key %s: held on %d of %d nodes: %w", l.name, held, len(l.s.nodes), err)
+	}
+	return fmt.Errorf("redlock: release key %s: held on %d of %d nodes: %w", l.name, held, len(l.s.nodes), ErrNotOwner)
+}
+
+func (l *redlockLease) Fence() uint64         { return 0 }
+func (l *redlockLease) Lost() <-chan struct{} { return nil }

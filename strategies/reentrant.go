@@ -1,0 +1,132 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// reentrantLocal is seed 001's ThreadLocal scheme on top of token: a local table counts each
+// owner's holds per key; only the first acquire talks to Redis and only the last release
+// does. The owner is a handle the caller passes, not a goroutine id. The local count
+// outlives the Redis lease: after the lease expired, a re-entry still "succeeds" locally
+// while another client holds the lock. Nothing is reentrant across processes.
+type reentrantLocal struct {
+	*token
+	mu    sync.Mutex
+	holds map[holdKey]*localHold
+}
+
+type holdKey struct{ key, owner string }
+
+type localHold struct {
+	count int   // guarded by reentrantLocal.mu
+	redis Lease // the token lease taken by the first acquire
+}
+
+func newReentrantLocal(info Info, o *resolved) (Strategy, error) {
+	t, err := newTokenStrategy(info, o)
+	if err != nil {
+		return nil, err
+	}
+	return &reentrantLocal{token: t.(*token), holds: make(map[holdKey]*localHold)}, nil
+}
+
+func (s *reentrantLocal) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	k := holdKey{key, owner}
+	s.mu.Lock()
+	if h := s.holds[k]; h != nil {
+		h.count++ // re-entry: local only, whatever Redis thinks
+		s.mu.Unlock()
+		return &localLease{s: s, k: k, h: h}, nil
+	}
+	s.mu.Unlock()
+
+	l, err := s.token.Acquire(ctx, key, owner)
+	if err != nil {
+		return nil, err
+	}
+	h := &localHold{count: 1, redis: l}
+	s.mu.Lock()
+	s.holds[k] = h
+	s.mu.Unlock()
+	return &localLease{s: s, k: k, h: h}, nil
+}
+
+// localLease is one hold of a reentrant-local lock.
+type localLease struct {
+	s        *reentrantLocal
+	k        holdKey
+	h        *localHold
+	released atomic.Bool
+}
+
+func (l *localLease) Release(ctx context.Context) error {
+	if !l.released.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: key %s", ErrReleased, l.k.key)
+	}
+	l.s.mu.Lock()
+	l.h.count--
+	last := l.h.count == 0
+	if last {
+		delete(l.s.holds, l.k)
+	}
+	l.s.mu.Unlock()
+	if !last {
+		return nil
+	}
+	return l.h.redis.Release(ctx)
+}
+
+func (l *localLease) Fence() uint64         { return 0 }
+func (l *localLease) Lost() <-chan struct{} { return l.h.redis.Lost() }
+
+// reentrantHash is seed 001's Redis hash scheme, which is also Redisson's RLock (seed 002):
+// the lock is a hash whose field ownerId counts that owner's holds; Lua scripts acquire,
+// re-enter (both PEXPIRE the hash) and release (decrement, DEL at 0). Reentrant across
+// processes for the same owner id; without a watchdog a long hold still outlives the ttl.
+type reentrantHash struct {
+	*base
+	c rueidis.Client
+}
+
+func newReentrantHash(info Info, o *resolved) (Strategy, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &reentrantHash{base: b, c: o.Client}, nil
+}
+
+func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		pttl, err := hashAcquireScript.Exec(ctx, s.c, []string{key}, []string{s.o.ttlArg, owner}).AsInt64()
+		if rueidis.IsRedisNil(err) {
+			return s.newLease(s, key, key, owner, owner, 0), 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		return nil, time.Duration(pttl) * time.Millisecond, nil
+	})
+}
+
+func (s *reentrantHash) release(ctx context.Context, l *lease) error {
+	err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.channel(l.name)}).Error()
+	if rueidis.IsRedisNil(err) {
+		return ErrNotOwner
+	}
+	return err
+}
+
+func (s *reentrantHash) renew(ctx context.Context, l *lease) (bool, error) {
+	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	return n == 1, err
+}

@@ -1,0 +1,95 @@
+package strategies
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Constructor builds a Strategy from options already filled and validated for its Info.
+type Constructor func(info Info, o *resolved) (Strategy, error)
+
+type entry struct {
+	info Info
+	ctor Constructor
+}
+
+var registry struct {
+	sync.RWMutex
+	byName map[string]entry
+	order  []string // registration order: the catalog order
+}
+
+// register adds a strategy to the catalog. A duplicate or empty name is a programming error
+// and panics at init time.
+func register(info Info, ctor Constructor) {
+	registry.Lock()
+	defer registry.Unlock()
+	if info.Name == "" {
+		panic("strategies: register with an empty name")
+	}
+	if _, dup := registry.byName[info.Name]; dup {
+		panic("strategies: duplicate registration of " + info.Name)
+	}
+	if registry.byName == nil {
+		registry.byName = make(map[string]entry)
+	}
+	registry.byName[info.Name] = entry{info: info, ctor: ctor}
+	registry.order = append(registry.order, info.Name)
+}
+
+// Names returns the registered strategy names in catalog order.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	return append([]string(nil), registry.order...)
+}
+
+// Catalog returns every registered strategy's Info in catalog order.
+func Catalog() []Info {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]Info, 0, len(registry.order))
+	for _, n := range registry.order {
+		out = append(out, registry.byName[n].info)
+	}
+	return out
+}
+
+// Lookup returns the Info of a registered strategy.
+func Lookup(name string) (Info, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	e, ok := registry.byName[name]
+	return e.info, ok
+}
+
+// New builds the named strategy. An unknown name or an unusable option is an *OptionError.
+func New(name string, o Options) (Strategy, error) {
+	registry.RLock()
+	e, ok := registry.byName[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, &OptionError{Field: "strategy", Value: name, Reason: "unknown strategy; valid: " + strings.Join(Names(), ", ")}
+	}
+	r, err := resolve(e.info, o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.ctor(e.info, r)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// renewable lists the strategies that accept a watchdog.
+func renewable() []string {
+	var out []string
+	for _, i := range Catalog() {
+		if i.AutoRenew {
+			out = append(out, i.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package strategies
+
+import (
+	"embed"
+
+	"github.com/redis/rueidis"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// script builds a Lua script from its embedded file once, at package initialisation.
+// rueidis computes the SHA1 client-side and runs EVALSHA, falling back to EVAL when the
+// server answers NOSCRIPT (a fresh or restarted server).
+func script(name string) *rueidis.Lua {
+	src, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic("strategies: missing embedded script " + name) // a build defect, caught by any test
+	}
+	return rueidis.NewLuaScript(string(src))
+}
+
+var (
+	unlockScript        = script("unlock")
+	unlockPublishScript = script("unlock_publish")
+	renewScript         = script("renew")
+	fencedAcquireScript = script("fenced_acquire")
+	hashAcquireScript   = script("hash_acquire")
+	hashReleaseScript   = script("hash_release")
+	hashRenewScript     = script("hash_renew")
+	fairAcquireScript   = script("fair_acquire")
+	fairReleaseScript   = script("fair_release")
+)

@@ -1,0 +1,106 @@
+// Package strategies implements the distributed lock strategies that lockbench measures.
+//
+// Every strategy of the catalog in DESIGN.md lives here, including the broken ones: a
+// strategy implements exactly what its source article describes, flaws included, because
+// showing how and how often a naive lock fails is part of the product. The Info of each
+// strategy says which properties it has and which weakness the tool can expose.
+//
+// All strategies talk to Redis through rueidis clients that the caller owns (auto-pipelining
+// on; see NewClientOption). Lua scripts are embedded .lua files built once at package level
+// and run with EVALSHA, falling back to EVAL when the server does not know the script yet.
+package strategies
+
+import (
+	"context"
+	"errors"
+)
+
+// Strategy acquires named locks. Implementations are safe for concurrent use by any number
+// of goroutines.
+type Strategy interface {
+	// Acquire takes key for owner, waiting per the wait policy until it succeeds or ctx ends.
+	//
+	// owner identifies the holder (process id + worker, as Redisson uses clientUUID:threadId)
+	// and must be unique across every process that contends for the same keys. A reentrant
+	// strategy re-enters when the same owner asks again while holding the key; any other
+	// strategy treats that as contention.
+	//
+	// When ctx ends first, the error wraps both ErrNotAcquired and ctx.Err(); contention is an
+	// outcome, not a failure. Any other error is a Redis or network failure.
+	Acquire(ctx context.Context, key, owner string) (Lease, error)
+
+	// Info describes the strategy's properties; it is the catalog entry it was registered with.
+	Info() Info
+
+	// Stats returns counters accumulated since the strategy was built.
+	Stats() Stats
+
+	// Close stops background work (subscriptions, renewals of leases still held). It does not
+	// close the rueidis clients, which belong to the caller. Leases must not be used after it.
+	Close() error
+}
+
+// Lease is one held lock. Its methods are safe for concurrent use, but Release is meant to
+// be called once: a second call returns ErrReleased.
+type Lease interface {
+	// Release gives the lock up and stops its watchdog. It returns an error wrapping
+	// ErrNotOwner when Redis shows the lease was already lost (expired, taken over); for the
+	// strategies whose unlock is a blind DEL this never happens — they delete whatever is
+	// there, which is their weakness.
+	Release(ctx context.Context) error
+
+	// Fence returns the monotonic fencing token issued with this lease, 0 when the strategy
+	// has none.
+	Fence() uint64
+
+	// Lost is closed when the watchdog found the lease gone or could not renew it before it
+	// expired. Leases without a watchdog return a nil channel, which is never closed.
+	Lost() <-chan struct{}
+}
+
+// Stats are counters of one Strategy, read atomically; a new phase builds a new Strategy.
+type Stats struct {
+	Renewals       uint64 // successful watchdog renewals
+	RenewFailures  uint64 // renewals that found the lease gone or failed past its expiry
+	Notifications  uint64 // wake-up messages received by the pubsub wait policy
+	Subscriptions  uint64 // SUBSCRIBE commands sent by the pubsub wait policy
+	FailedAttempts uint64 // acquire attempts that found the lock taken
+}
+
+// Sentinel errors, wrapped with the key (and cause) they concern; test with errors.Is.
+var (
+	// ErrNotAcquired: the context ended while waiting for the lock.
+	ErrNotAcquired = errors.New("lock not acquired")
+	// ErrNotOwner: on release or renewal, Redis shows that someone else holds the lock or
+	// that it expired.
+	ErrNotOwner = errors.New("lock not owned")
+	// ErrReleased: Release was called on a lease already released.
+	ErrReleased = errors.New("lease already released")
+	// ErrCrashed: a fault hook simulated a client crash in the middle of an acquire; the
+	// lock may be left behind in Redis exactly as a dead client would leave it.
+	ErrCrashed = errors.New("client crashed (simulated)")
+)
+
+// Info is a catalog entry: what a strategy is, what it guarantees and what it does not.
+type Info struct {
+	Name string `json:"name"`
+	// Summary says what the strategy does, in one line.
+	Summary string `json:"summary"`
+	// SafeUnlock: release verifies ownership atomically (no deleting someone else's lock).
+	SafeUnlock bool `json:"safe_unlock"`
+	// Reentrant: the same owner may acquire a key it already holds.
+	Reentrant bool `json:"reentrant"`
+	// AutoRenew: a watchdog can extend the lease while it is held (--watchdog).
+	AutoRenew bool `json:"auto_renew"`
+	// Fencing: each lease carries a monotonic fencing token.
+	Fencing bool `json:"fencing"`
+	// MultiNode: the lock spans several independent Redis masters.
+	MultiNode bool `json:"multi_node"`
+	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
+	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
+	SafeWithoutFaults bool `json:"safe_without_faults"`
+	// Source names the seed article (see ../shared/seeds) or "beyond the seeds".
+	Source string `json:"source"`
+	// Weakness is the failure mode the tool can expose, in one line.
+	Weakness string `json:"weakness"`
+}

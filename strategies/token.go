@@ -1,0 +1,172 @@
+package strategies
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// token is the lock the seeds arrive at (seeds 003, 004): SET key uniqueToken NX PX ttl, and
+// an unlock that compares the token and deletes in one Lua script. Without a watchdog a hold
+// longer than the ttl (a GC pause, seed 004) lets a second holder in.
+type token struct {
+	*base
+	c rueidis.Client
+}
+
+func newTokenStrategy(info Info, o *resolved) (Strategy, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &token{base: b, c: o.Client}, nil
+}
+
+func (s *token) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		tok := newToken(owner)
+		ok, err := setNX(ctx, s.c, key, tok, s.o.ttlMS)
+		if !ok || err != nil {
+			return nil, 0, err
+		}
+		return s.newLease(s, key, key, owner, tok, 0), 0, nil
+	})
+}
+
+func (s *token) release(ctx context.Context, l *lease) error {
+	return compareDelete(ctx, s.c, l.key, l.token, s.channel(l.name))
+}
+
+func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
+	return compareExtend(ctx, s.c, l.key, l.token, s.o.ttlArg)
+}
+
+// setNX runs SET key val NX PX ttl and reports whether it won.
+func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) (bool, error) {
+	err := c.Do(ctx, c.B().Set().Key(key).Value(val).Nx().PxMilliseconds(ttlMS).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// compareDelete deletes key if it still holds tok, announcing the release on channel when
+// channel is not empty. ErrNotOwner when the lock was no longer ours.
+func compareDelete(ctx context.Context, c rueidis.Client, key, tok, channel string) error {
+	var r rueidis.RedisResult
+	if channel == "" {
+		r = unlockScript.Exec(ctx, c, []string{key}, []string{tok})
+	} else {
+		r = unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel})
+	}
+	n, err := r.AsInt64()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotOwner
+	}
+	return nil
+}
+
+// compareExtend resets key's ttl if it still holds tok.
+func compareExtend(ctx context.Context, c rueidis.Client, key, tok, ttlArg string) (bool, error) {
+	n, err := renewScript.Exec(ctx, c, []string{key}, []string{tok, ttlArg}).AsInt64()
+	return n == 1, err
+}
+
+// blindDelete is the unlock of the naive strategies: DEL whatever the key holds (seeds 000,
+// 003, 004 before their fixes). With the pubsub wait policy the release is announced too.
+func blindDelete(ctx context.Context, c rueidis.Client, key, channel string) error {
+	if channel == "" {
+		return c.Do(ctx, c.B().Del().Key(key).Build()).Error()
+	}
+	for _, r := range c.DoMulti(ctx, c.B().Del().Key(key).Build(), c.B().Publish().Channel(channel).Message("*").Build()) {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashTagged returns a key whose derived keys (key+suffix) land in its own Redis Cluster hash
+// slot: key itself when it already carries a hash tag, else "{key}".
+func hashTagged(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key
+		}
+	}
+	return "{" + key + "}"
+}
+
+// fenced is token plus a fencing token (beyond the seeds; Kleppmann's answer to the pause
+// problem): the same SET NX PX, and in the same script an INCR of a per-lock counter that
+// never expires. A resource that remembers the largest token it accepted can then refuse a
+// holder whose lease expired while it was paused.
+type fenced struct {
+	*token
+}
+
+func newFenced(info Info, o *resolved) (Strategy, error) {
+	t, err := newTokenStrategy(info, o)
+	if err != nil {
+		return nil, err
+	}
+	return &fenced{token: t.(*token)}, nil
+}
+
+func (s *fenced) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	lockKey := hashTagged(key)
+	fenceKey := lockKey + ":fence"
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		tok := newToken(owner)
+		f, err := fencedAcquireScript.Exec(ctx, s.c, []string{lockKey, fenceKey}, []string{tok, s.o.ttlArg}).AsInt64()
+		if err != nil || f == 0 {
+			return nil, 0, err
+		}
+		if f < 0 {
+			return nil, 0, fmt.Errorf("fence counter %s went negative (%d)", fenceKey, f)
+		}
+		return s.newLease(s, key, lockKey, owner, tok, uint64(f)), 0, nil
+	})
+}
+
+// setNXDel is seed 004's first version: SET key owner NX with a ttl, released by a plain DEL.
+// A holder whose lease expired deletes whoever holds the lock now.
+type setNXDel struct {
+	*base
+	c rueidis.Client
+}
+
+func newSetNXDel(info Info, o *resolved) (Strategy, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &setNXDel{base: b, c: o.Client}, nil
+}
+
+func (s *setNXDel) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+		// The seed sets EX in seconds; PX keeps sub-second ttls from rounding to nothing.
+		ok, err := setNX(ctx, s.c, key, owner, s.o.ttlMS)
+		if !ok || err != nil {
+			return nil, 0, err
+		}
+		return s.newLease(s, key, key, owner, owner, 0), 0, nil
+	})
+}
+
+func (s *setNXDel) release(ctx context.Context, l *lease) error {
+	return blindDelete(ctx, s.c, l.key, s.channel(l.name))
+}
+
+func (s *setNXDel) renew(context.Context, *lease) (bool, error) {
+	return false, errNoRenew
+}
+
+var errNoRenew = fmt.Errorf("strategy cannot renew")

@@ -1,0 +1,297 @@
+// Package target is how lockbench reaches Redis: external servers, or redis-server
+// processes it spawns on free loopback ports and always stops again.
+package target
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ServerConfig describes one redis-server process to spawn.
+type ServerConfig struct {
+	// Binary is the redis-server executable. Default: "redis-server" from PATH.
+	Binary string
+	// Dir is the server's working directory. Default: a new temporary directory, removed by
+	// Stop.
+	Dir string
+	// Port to listen on (127.0.0.1). Default 0: a free port is picked, and picked again if
+	// another process takes it first.
+	Port int
+	// Args are extra configuration directives, e.g. {"--replicaof", "127.0.0.1", "6380"}.
+	Args []string
+	// Sentinel starts the process in sentinel mode with the given configuration file body
+	// (port and dir directives are added).
+	Sentinel string
+	// StartTimeout bounds the wait for the server to answer PING. Default 10s.
+	StartTimeout time.Duration
+}
+
+// Server is a spawned redis-server. Its process dies with lockbench even if lockbench is
+// killed (Linux parent-death signal), and Stop always reaps it.
+type Server struct {
+	Addr string // 127.0.0.1:port
+	Port int
+
+	cfg     ServerConfig
+	dir     string
+	tempDir bool
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the current process has been reaped
+	log    *tailBuffer
+}
+
+// ErrNoRedisServer means redis-server is not installed.
+var ErrNoRedisServer = errors.New("redis-server not found on PATH")
+
+// RedisServerPath returns the redis-server executable, or ErrNoRedisServer.
+func RedisServerPath() (string, error) {
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", ErrNoRedisServer
+	}
+	return p, nil
+}
+
+// StartServer spawns redis-server with persistence off (--save '' --appendonly no) and
+// returns once it answers PING.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Binary == "" {
+		p, err := RedisServerPath()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binary = p
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, dir: cfg.Dir}
+	if s.dir == "" {
+		d, err := os.MkdirTemp("", "lockbench-redis-")
+		if err != nil {
+			return nil, err
+		}
+		s.dir, s.tempDir = d, true
+	}
+	var err error
+	for try := 0; try < 5; try++ {
+		port := cfg.Port
+		if port == 0 {
+			if port, err = freePort(); err != nil {
+				break
+			}
+		}
+		if err = s.start(ctx, port); err == nil {
+			return s, nil
+		}
+		if cfg.Port != 0 || ctx.Err() != nil {
+			break // a fixed port, or the caller gave up: retrying cannot help
+		}
+	}
+	s.cleanupDir()
+	return nil, err
+}
+
+func (s *Server) start(ctx context.Context, port int) error {
+	args := []string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		"--daemonize", "no", "--logfile", "", "--loglevel", "warning",
+	}
+	if s.cfg.Sentinel != "" {
+		conf := fmt.Sprintf("%s/sentinel-%d.conf", s.dir, port)
+		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n%s\n", port, s.dir, s.cfg.Sentinel)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			return err
+		}
+		args = []string{conf, "--sentinel", "--daemonize", "no", "--logfile", "", "--loglevel", "warning"}
+	}
+	args = append(args, s.cfg.Args...)
+	cmd := exec.Command(s.cfg.Binary, args...)
+	log := &tailBuffer{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.cfg.Binary, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+
+	s.mu.Lock()
+	s.cmd, s.exited, s.log = cmd, exited, log
+	s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.mu.Unlock()
+
+	if err := waitReady(ctx, s.Addr, exited, s.cfg.StartTimeout); err != nil {
+		s.kill()
+		return fmt.Errorf("redis-server on port %d: %w; its output: %s", port, err, strings.TrimSpace(log.String()))
+	}
+	return nil
+}
+
+// waitReady polls PING until the server answers +PONG (a sentinel answers too), the process
+// exits, or the timeout passes.
+func waitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if ping(addr) == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("exited during start")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer to PING within %s", timeout)
+		}
+	}
+}
+
+// ping sends PING over a raw connection and expects +PONG.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Pid returns the current process id, 0 when not running.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-s.exited:
+		return 0
+	default:
+		return s.cmd.Process.Pid
+	}
+}
+
+// Running reports whether the process is alive (it may be paused).
+func (s *Server) Running() bool { return s.Pid() != 0 }
+
+// Kill stops the process with SIGKILL, as a crash would, and reaps it. The server can be
+// started again, empty, with Restart.
+func (s *Server) Kill() {
+	s.kill()
+}
+
+func (s *Server) kill() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process must be able to die
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Pause freezes the process (SIGSTOP): it keeps its connections but answers nothing.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("redis-server not running")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// Restart starts the server again on the same port after Kill. Without persistence it comes
+// back empty, forgetting every lock it held.
+func (s *Server) Restart(ctx context.Context) error {
+	s.kill()
+	return s.start(ctx, s.Port)
+}
+
+// Stop kills the process, reaps it and removes its temporary directory. Safe to call twice.
+func (s *Server) Stop() {
+	s.kill()
+	s.cleanupDir()
+}
+
+func (s *Server) cleanupDir() {
+	if s.tempDir {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// Output returns the tail of the server's log, for error messages.
+func (s *Server) Output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return ""
+	}
+	return s.log.String()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if extra := b.buf.Len() - b.max; extra > 0 {
+		b.buf.Next(extra)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
