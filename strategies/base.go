@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -139,14 +140,18 @@ func (b *base) pause(n int, retryIn time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// attemptErr maps an error from an attempt: a context that ended mid-command is the wait
-// ending, not a Redis failure.
+// attemptErr maps an error from an attempt: the caller's context ending mid-command is the
+// wait ending, not a Redis failure. rueidis enforces a deadline itself and may report it a
+// moment before ctx.Err() does, hence the deadline check.
 func (b *base) attemptErr(ctx context.Context, key string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
 		return notAcquired(ctx, key)
+	}
+	if dl, ok := ctx.Deadline(); ok && errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(dl.Add(-time.Millisecond)) {
+		return fmt.Errorf("%w: key %s: %w", ErrNotAcquired, key, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("%s: key %s: %w", b.info.Name, key, err)
 }

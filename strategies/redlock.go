@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,11 @@ func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error)
 		cancel()
 		if failed == len(s.nodes) {
 			return nil, 0, fmt.Errorf("every node failed: %w", firstErr)
+		}
+		if granted > 0 {
+			// A split vote: nobody holds a majority, so no release will ever be announced.
+			// The algorithm retries after a random delay, so that contenders stop colliding.
+			return nil, time.Millisecond + rand.N(max(2*elapsed, 5*time.Millisecond)), nil
 		}
 		return nil, 0, nil
 	})

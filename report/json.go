@@ -1,0 +1,45 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// JSON writes s as indented JSON (two spaces, trailing newline) in the schema of DESIGN.md
+// "JSON result"; CheckJSONSchema accepts what it writes. started_at is RFC 3339 (with
+// fractional seconds when the time has them). Lists the engine left nil are written as []
+// rather than null, so that consumers can iterate them without a null check.
+func JSON(w io.Writer, s *Summary) error {
+	b, err := json.MarshalIndent(withEmptyLists(s), "", "  ")
+	if err != nil {
+		return fmt.Errorf("json report: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("json report: %w", err)
+	}
+	return nil
+}
+
+// withEmptyLists returns a shallow copy of s whose contract lists (target.addrs,
+// config.strategies, results, results[].timeline) are non-nil. s itself is not modified.
+func withEmptyLists(s *Summary) *Summary {
+	c := *s
+	c.Target.Addrs = nonNil(c.Target.Addrs)
+	c.Config.Strategies = nonNil(c.Config.Strategies)
+	c.Results = make([]Result, len(s.Results))
+	for i, r := range s.Results {
+		r.Timeline = nonNil(r.Timeline)
+		c.Results[i] = r
+	}
+	return &c
+}
+
+// nonNil returns v, or an empty slice when v is nil.
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}

@@ -1,0 +1,114 @@
+package strategies_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+func TestParseWait(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want strategies.Wait
+	}{
+		{"spin", strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Millisecond}},
+		{"spin:0s", strategies.Wait{Kind: strategies.WaitSpin}},
+		{"spin:5ms", strategies.Wait{Kind: strategies.WaitSpin, Interval: 5 * time.Millisecond}},
+		{"backoff", strategies.Wait{Kind: strategies.WaitBackoff, Min: time.Millisecond, Max: 50 * time.Millisecond}},
+		{"backoff:2ms..1s", strategies.Wait{Kind: strategies.WaitBackoff, Min: 2 * time.Millisecond, Max: time.Second}},
+		{"pubsub", strategies.Wait{Kind: strategies.WaitPubSub}},
+	} {
+		got, err := strategies.ParseWait(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseWait(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if back, err := strategies.ParseWait(got.String()); err != nil || back != got {
+			t.Errorf("ParseWait(%q.String() = %q) = %+v, %v: does not round-trip", tc.in, got.String(), back, err)
+		}
+	}
+	for _, bad := range []string{"poll", "spin:-1ms", "spin:x", "backoff:5ms", "backoff:5ms..1ms", "backoff:0s..1ms", "pubsub:1ms"} {
+		_, err := strategies.ParseWait(bad)
+		assertOptionError(t, err, "wait", "spin[:INTERVAL]")
+	}
+}
+
+func TestParseWatchdog(t *testing.T) {
+	for in, want := range map[string]strategies.Watchdog{
+		"off": {}, "": {}, "auto": {Auto: true}, "3s": {Interval: 3 * time.Second},
+	} {
+		if got, err := strategies.ParseWatchdog(in); err != nil || got != want {
+			t.Errorf("ParseWatchdog(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	if w, _ := strategies.ParseWatchdog("auto"); w.Resolve(30*time.Second) != 10*time.Second {
+		t.Error("auto must renew every ttl/3 (Redisson: 30s lease, 10s renewal)")
+	}
+	for _, bad := range []string{"on", "0s", "-1s", "10"} {
+		_, err := strategies.ParseWatchdog(bad)
+		assertOptionError(t, err, "watchdog", "auto")
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	_, c := redistest.Server(t)
+	three := []rueidis.Client{c, c, c}
+	for _, tc := range []struct {
+		name, strategy, field, mention string
+		o                              strategies.Options
+	}{
+		{"ttl zero means default, negative is bad", "token", "ttl", "at least 1ms", strategies.Options{Client: c, TTL: -time.Second}},
+		{"ttl below a millisecond", "token", "ttl", "milliseconds", strategies.Options{Client: c, TTL: time.Microsecond}},
+		{"watchdog not below ttl", "token", "watchdog", "shorter than the ttl", strategies.Options{Client: c, TTL: time.Second, Watchdog: strategies.Watchdog{Interval: time.Second}}},
+		{"watchdog on a strategy that cannot renew", "set-nx-del", "watchdog", "token", strategies.Options{Client: c, Watchdog: strategies.Watchdog{Auto: true}}},
+		{"watchdog on getset", "getset", "watchdog", "cannot renew", strategies.Options{Client: c, Watchdog: strategies.Watchdog{Auto: true}}},
+		{"unknown wait kind", "token", "wait", "pubsub", strategies.Options{Client: c, Wait: strategies.Wait{Kind: 42}}},
+		{"backoff min above max", "token", "wait", "MIN <= MAX", strategies.Options{Client: c, Wait: strategies.Wait{Min: time.Second, Max: time.Millisecond}}},
+		{"redlock with two nodes", "redlock", "nodes", "at least 3", strategies.Options{Nodes: three[:2]}},
+		{"redlock with four nodes", "redlock", "nodes", "odd number", strategies.Options{Nodes: []rueidis.Client{c, c, c, c}}},
+		{"redlock drift factor", "redlock", "drift-factor", "[0, 1)", strategies.Options{Nodes: three, DriftFactor: 1.5}},
+		{"no client", "fair", "client", "needs a Redis client", strategies.Options{}},
+		{"unknown strategy", "mutex", "strategy", "getset, setnx-expire", strategies.Options{Client: c}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := strategies.New(tc.strategy, tc.o)
+			if err == nil {
+				_ = s.Close()
+			}
+			assertOptionError(t, err, tc.field, tc.mention)
+		})
+	}
+}
+
+func assertOptionError(t *testing.T, err error, field, mention string) {
+	t.Helper()
+	var oe *strategies.OptionError
+	if !errors.As(err, &oe) {
+		t.Fatalf("want an *OptionError for %s, got %v", field, err)
+	}
+	if oe.Field != field {
+		t.Fatalf("error names field %q, want %q: %v", oe.Field, field, err)
+	}
+	if !strings.Contains(err.Error(), mention) {
+		t.Fatalf("error %q should mention %q", err, mention)
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "token",
+		"reentrant-local", "reentrant-hash", "redlock", "fenced", "fair"}
+	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
+		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
+	}
+	for _, info := range strategies.Catalog() {
+		if info.Summary == "" || info.Source == "" || info.Weakness == "" {
+			t.Errorf("%s: catalog entry incomplete: %+v", info.Name, info)
+		}
+	}
+}
+

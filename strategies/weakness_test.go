@@ -1,0 +1,343 @@
+package strategies_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// These tests prove each seed's weakness on a real server: they assert the bad outcome, so
+// "fixing" a strategy makes its test fail. That is the point: lockbench exists to show it.
+
+// Seed 004, first version: a holder whose lease expired deletes the next holder's lock.
+func TestWeaknessSetNXDelDeletesAnotherOwnersLock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "set-nx-del")
+	const ttl = 150 * time.Millisecond
+	s := e.strategy(t, withTTL(ttl))
+	key := redistest.Prefix(t) + "k"
+
+	slow := acquire(t, s, key, "slow")
+	time.Sleep(ttl + 100*time.Millisecond) // the slow holder's lease runs out mid-work
+	next := acquire(t, s, key, "next")
+	if err := slow.Release(context.Background()); err != nil {
+		t.Fatalf("blind DEL reported %v; it cannot know the lock is no longer its own", err)
+	}
+	if n, _ := e.client.Do(context.Background(), e.client.B().Exists().Key(key).Build()).AsInt64(); n != 0 {
+		t.Fatal("the next holder's lock survived the slow holder's DEL; set-nx-del is supposed to delete it")
+	}
+	third := acquire(t, s, key, "third") // walks in while "next" is still inside
+	release(t, third)
+	release(t, next)
+}
+
+// Seed 003: a client that dies between SETNX and EXPIRE leaves a lock without a ttl.
+func TestWeaknessSetNXExpireCrashLeavesLockWithoutTTL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "setnx-expire")
+	const ttl = 100 * time.Millisecond
+	crash := errors.New("SIGKILL")
+	dying := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = ttl
+		o.Hooks.AfterSetNX = func(context.Context, string, string) error { return crash }
+	})
+	healthy := e.strategy(t, withTTL(ttl))
+	key := redistest.Prefix(t) + "k"
+
+	_, err := tryFor(dying, key, "dies", time.Second)
+	if !errors.Is(err, strategies.ErrCrashed) || !errors.Is(err, crash) {
+		t.Fatalf("want the simulated crash, got %v", err)
+	}
+	pttl, err := e.client.Do(context.Background(), e.client.B().Pttl().Key(key).Build()).AsInt64()
+	if err != nil || pttl != -1 {
+		t.Fatalf("PTTL = %d (%v), want -1: a key that exists without a ttl", pttl, err)
+	}
+	time.Sleep(3 * ttl)
+	mustBeBusy(t, healthy, key, "anyone", 3*ttl) // deadlock: it never expires
+}
+
+// Seed 000 §1: two clients whose clocks disagree both take over one stale lock.
+func TestWeaknessGetsetTwoClientsTakeOverStaleLock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "getset")
+	const ttl = time.Second
+	s := e.strategy(t, withTTL(ttl))
+	key := redistest.Prefix(t) + "k"
+	// A holder died long ago and left its timestamp behind.
+	stale := time.Now().Add(-3 * ttl).UnixMilli()
+	if err := e.client.Do(context.Background(), e.client.B().Set().Key(key).Value(strconv.FormatInt(stale, 10)).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	// Client A's clock runs 1.5 ttl behind: the lock looks stale to it (3 ttl - 1.5 ttl old),
+	// so it takes over and writes its own time, which is 1.5 ttl in the past. Client B, on
+	// time, then finds A's timestamp stale as well and takes over a lock A holds.
+	behind := func() time.Time { return time.Now().Add(-3 * ttl / 2) }
+	ctxA, cancel := context.WithTimeout(strategies.WithClock(context.Background(), behind), time.Second)
+	defer cancel()
+	leaseA, err := s.Acquire(ctxA, key, "a")
+	if err != nil {
+		t.Fatalf("client A (clock behind) should take over the stale lock: %v", err)
+	}
+	leaseB, err := tryFor(s, key, "b", 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("client B should take over too while A holds it — both hold the lock: %v", err)
+	}
+	release(t, leaseA)
+	release(t, leaseB)
+}
+
+// Seed 000 §1, noted in its own comments: every failed GETSET writes the loser's time, so a
+// dead holder's lock never turns stale while someone keeps retrying.
+func TestWeaknessGetsetRetriesKeepDeadLockFresh(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "getset")
+	const ttl = 200 * time.Millisecond
+	s := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = ttl
+		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 20 * time.Millisecond}
+	})
+	key := redistest.Prefix(t) + "k"
+	acquire(t, s, key, "dead") // never released
+	mustBeBusy(t, s, key, "patient", 5*ttl)
+}
+
+// Seed 000 §2: a client whose clock runs ahead judges a live lock stale and spins on
+// SET/GET without pausing until Redis expires the key.
+func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "setnx-stale")
+	const ttl = time.Second
+	onTime := e.strategy(t, withTTL(ttl))
+	fast := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = ttl
+		o.Clock = func() time.Time { return time.Now().Add(2 * ttl) }
+	})
+	key := redistest.Prefix(t) + "k"
+	holder := acquire(t, onTime, key, "holder")
+	mustBeBusy(t, onTime, key, "calm", 200*time.Millisecond)
+	mustBeBusy(t, fast, key, "spinner", 200*time.Millisecond)
+	calm, spin := onTime.Stats().FailedAttempts, fast.Stats().FailedAttempts
+	if spin < 10*calm {
+		t.Fatalf("fast clock made %d attempts vs %d on time; want it spinning (>= 10x)", spin, calm)
+	}
+	release(t, holder)
+}
+
+// Seeds 003/004: without a watchdog, a hold longer than the ttl (a GC pause) lets a second
+// holder in; with the watchdog it does not.
+func TestWeaknessTokenLosesLockWhenHoldExceedsTTL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "token")
+	const ttl = 150 * time.Millisecond
+	key := redistest.Prefix(t) + "k"
+
+	s := e.strategy(t, withTTL(ttl))
+	paused := acquire(t, s, key, "paused")
+	time.Sleep(ttl + 100*time.Millisecond)
+	second := acquire(t, s, key, "second") // two holders now, as far as each knows
+	if err := paused.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
+		t.Fatalf("the paused holder's release: want ErrNotOwner, got %v", err)
+	}
+	release(t, second)
+
+	guarded := e.strategy(t, func(o *strategies.Options) { o.TTL = ttl; o.Watchdog = strategies.Watchdog{Auto: true} })
+	kept := acquire(t, guarded, key+":wd", "paused")
+	time.Sleep(ttl + 100*time.Millisecond)
+	mustBeBusy(t, guarded, key+":wd", "second", 50*time.Millisecond)
+	release(t, kept)
+}
+
+// Seed 001: the ThreadLocal count outlives the Redis lease — a re-entry "succeeds" locally
+// while another client holds the lock. The Redis-hash scheme does not have this hole.
+func TestWeaknessReentrantLocalCountOutlivesLease(t *testing.T) {
+	t.Parallel()
+	const ttl = 150 * time.Millisecond
+	for _, tc := range []struct {
+		name        string
+		reentersBad bool
+	}{{"reentrant-local", true}, {"reentrant-hash", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.name)
+			s := e.strategy(t, withTTL(ttl))
+			key := redistest.Prefix(t) + "k"
+			outer := acquire(t, s, key, "a")
+			time.Sleep(ttl + 100*time.Millisecond)
+			other := acquire(t, s, key, "b") // b holds it in Redis now
+			inner, err := tryFor(s, key, "a", 50*time.Millisecond)
+			if tc.reentersBad {
+				if err != nil {
+					t.Fatalf("reentrant-local should let a re-enter on its stale local count: %v", err)
+				}
+				release(t, inner)
+			} else if err == nil {
+				t.Fatal("reentrant-hash let a re-enter a lock b holds")
+			}
+			_ = outer.Release(context.Background())
+			release(t, other)
+		})
+	}
+}
+
+// Seed 003: Redlock holds with a majority — 2 of 5 nodes down still acquires, 3 down cannot.
+func TestWeaknessRedlockNeedsMajority(t *testing.T) {
+	t.Parallel()
+	servers := redistest.Start(t, 5)
+	e := &env{name: "redlock"}
+	for _, srv := range servers {
+		e.nodes = append(e.nodes, redistest.Client(t, srv.Addr))
+	}
+	s := e.strategy(t, func(o *strategies.Options) { o.NodeTimeout = 100 * time.Millisecond })
+	key := redistest.Prefix(t) + "k"
+
+	servers[3].Kill()
+	servers[4].Kill()
+	release(t, acquire(t, s, key, "a")) // 3 of 5
+
+	servers[2].Kill()
+	_, err := tryFor(s, key, "a", 500*time.Millisecond)
+	if !errors.Is(err, strategies.ErrNotAcquired) {
+		t.Fatalf("with 2 of 5 nodes: want ErrNotAcquired, got %v", err)
+	}
+	for i, c := range e.nodes[:2] { // failed rounds were undone on the live nodes
+		if n, _ := c.Do(context.Background(), c.B().Exists().Key(key).Build()).AsInt64(); n != 0 {
+			t.Fatalf("node %d kept a lock from a failed round", i)
+		}
+	}
+}
+
+// Fencing tokens strictly increase across leases, also across an expired one.
+func TestFencedTokensStrictlyIncrease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "fenced")
+	const ttl = 100 * time.Millisecond
+	s := e.strategy(t, withTTL(ttl))
+	key := redistest.Prefix(t) + "k"
+
+	var mu sync.Mutex
+	var fences []uint64 // appended inside the critical section: in grant order
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			l := acquire(t, s, key, fmt.Sprintf("w%d", i))
+			mu.Lock()
+			fences = append(fences, l.Fence())
+			mu.Unlock()
+			release(t, l)
+		})
+	}
+	wg.Wait()
+	for i := 1; i < len(fences); i++ {
+		if fences[i] <= fences[i-1] {
+			t.Fatalf("fence %d after %d: tokens must strictly increase (%v)", fences[i], fences[i-1], fences)
+		}
+	}
+	if fences[0] == 0 {
+		t.Fatal("fenced lease has fence 0")
+	}
+	expired := acquire(t, s, key, "paused")
+	time.Sleep(ttl + 50*time.Millisecond)
+	next := acquire(t, s, key, "next")
+	if next.Fence() <= expired.Fence() {
+		t.Fatalf("fence after an expired lease: %d <= %d", next.Fence(), expired.Fence())
+	}
+	release(t, next)
+}
+
+// The fair lock grants in arrival order, whether waiters are woken or poll.
+func TestFairGrantsInArrivalOrder(t *testing.T) {
+	t.Parallel()
+	for _, wait := range []string{"pubsub", "spin:2ms"} {
+		t.Run(wait, func(t *testing.T) {
+			e := newEnv(t, "fair")
+			w, _ := strategies.ParseWait(wait)
+			s := e.strategy(t, func(o *strategies.Options) { o.Wait = w })
+			key := redistest.Prefix(t) + "k"
+			queue := "{" + key + "}:q"
+			holder := acquire(t, s, key, "holder")
+
+			const waiters = 6
+			var mu sync.Mutex
+			var order []int
+			var wg sync.WaitGroup
+			for i := range waiters {
+				wg.Go(func() {
+					l := acquire(t, s, key, fmt.Sprintf("w%d", i))
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+					release(t, l)
+				})
+				// Let waiter i queue before waiter i+1 arrives.
+				waitFor(t, func() bool {
+					n, _ := e.client.Do(context.Background(), e.client.B().Llen().Key(queue).Build()).AsInt64()
+					return n == int64(i+1)
+				})
+			}
+			release(t, holder)
+			wg.Wait()
+			for i, got := range order {
+				if got != i {
+					t.Fatalf("grant order %v, want arrival order 0..%d", order, waiters-1)
+				}
+			}
+		})
+	}
+}
+
+// The pubsub policy wakes one waiter per release, never the herd.
+func TestPubSubWakesOneWaiterPerRelease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "token")
+	s := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = time.Minute // the fallback timer must not fire during the test
+		o.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
+	})
+	key := redistest.Prefix(t) + "k"
+	holder := acquire(t, s, key, "holder")
+
+	const waiters = 20
+	got := make(chan strategies.Lease, waiters)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range waiters {
+		go func() {
+			if l, err := s.Acquire(ctx, key, fmt.Sprintf("w%d", i)); err == nil {
+				got <- l
+			}
+		}()
+	}
+	// Every waiter tries twice (before and after subscribing) and then sleeps.
+	waitFor(t, func() bool { return s.Stats().FailedAttempts >= 2*waiters })
+	time.Sleep(50 * time.Millisecond)
+	before := s.Stats().FailedAttempts
+
+	release(t, holder)
+	next := <-got // exactly one is woken and wins; the winner keeps the lock
+	time.Sleep(200 * time.Millisecond)
+	if extra := s.Stats().FailedAttempts - before; extra != 0 {
+		t.Fatalf("one release caused %d failed attempts: waiters woke as a herd", extra)
+	}
+	if n := len(got); n != 0 {
+		t.Fatalf("%d more waiters acquired while the winner holds the lock", n)
+	}
+	release(t, next)
+	release(t, <-got) // the next release wakes the next waiter
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
