@@ -72,8 +72,9 @@ func testSummary() *Summary {
 	}
 }
 
-// sweepSummary is an interrupted TTL sweep of one strategy: two results share the name
-// token and differ in ttl, and the run has a fault and a profile.
+// sweepSummary is an interrupted open-loop TTL sweep of one strategy against five nodes: two
+// results share the name fenced and differ in ttl and watchdog; the run has a fault and a
+// profile.
 func sweepSummary() *Summary {
 	s := testSummary()
 	s.Interrupted = true
@@ -84,7 +85,7 @@ func sweepSummary() *Summary {
 		Addrs:        []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379", "10.0.0.4:6379", "10.0.0.5:6379"},
 		RedisVersion: "7.2.4",
 	}
-	s.Config.Strategies = []string{"token"}
+	s.Config.Strategies = []string{"fenced"}
 	s.Config.Rate = 5000
 	s.Config.MaxInflight = 200
 	s.Config.Keys = 1
@@ -94,6 +95,8 @@ func sweepSummary() *Summary {
 	s.Config.Faults = []string{"pause:redis@3s+2s"}
 	s.Config.Profile = "gc-pause"
 	short, long := s.Results[0], s.Results[0]
+	short.Strategy, long.Strategy = "fenced", "fenced"
+	short.Keys, long.Keys = 1, 1
 	short.TTLMS, short.WatchdogMS = 500, 166
 	short.Safety.Overlaps = 12
 	short.Safety.StaleFences = 2

@@ -19,7 +19,7 @@ func Markdown(w io.Writer, s *Summary) error {
 	header, rows := resultsGrid(s.Results)
 	writeMarkdownTable(&buf, header, rows)
 	buf.WriteByte('\n')
-	writeMarkdownParagraph(&buf, legendLines())
+	writeMarkdownParagraph(&buf, legendLines(s.Results))
 	if notes := noteLines(s); len(notes) > 0 {
 		buf.WriteByte('\n')
 		for _, n := range notes {

@@ -16,20 +16,22 @@ type headerLine struct {
 	label, text string
 }
 
-// runHeader describes the run: tool and start, target, workload, lock options, and faults
-// and profile when set.
+// runHeader describes the run: tool and start, target, workload, lock options, faults and
+// profile. Lines with nothing to say are left out.
 func runHeader(s *Summary) []headerLine {
-	lines := []headerLine{
+	all := []headerLine{
 		{"run", runLine(s)},
 		{"target", targetLine(s.Target)},
 		{"workload", workloadLine(s.Config)},
 		{"lock", lockLine(s.Config)},
+		{"faults", strings.Join(s.Config.Faults, "; ")},
+		{"profile", s.Config.Profile},
 	}
-	if len(s.Config.Faults) > 0 {
-		lines = append(lines, headerLine{"faults", strings.Join(s.Config.Faults, "; ")})
-	}
-	if s.Config.Profile != "" {
-		lines = append(lines, headerLine{"profile", s.Config.Profile})
+	lines := all[:0]
+	for _, l := range all {
+		if l.text != "" {
+			lines = append(lines, l)
+		}
 	}
 	return lines
 }
@@ -139,13 +141,20 @@ func resultColumns() []column {
 	}
 }
 
-// legendLines explain the abbreviated column headers; each fits in 130 columns.
-func legendLines() []string {
-	return []string{
+// legendLines explain the abbreviated column headers, and the abbreviated settings in the
+// result labels when there are any; each line fits in 130 columns.
+func legendLines(results []Result) []string {
+	lines := []string{
 		"ACQ/S acquires per second; P50..MAX acquire latency; HO handoff latency (a release to the next owner's acquire of that key)",
 		"OVERLAPS two holders inside one key at once (! = the lock was not exclusive); LOST releases that found their lease gone",
 		"CMD/ACQ, CPU/ACQ Redis commands and Redis CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
 	}
+	for _, v := range resultVariants() {
+		if v.legend != "" && varies(results, v.value) {
+			lines = append(lines, v.name+"= "+v.legend)
+		}
+	}
+	return lines
 }
 
 // overlapMark follows a non-zero overlap count: a safety violation must stand out.
@@ -206,29 +215,30 @@ func resultsGrid(results []Result) (header []string, rows [][]string) {
 
 // variant is one per-result setting that a sweep may vary.
 type variant struct {
-	name  string
-	value func(r *Result) string
+	name   string
+	legend string // explains name in the legend when it is not self-explanatory
+	value  func(r *Result) string
 }
 
 // resultVariants are the settings a result label may show, in label order.
 func resultVariants() []variant {
 	return []variant{
-		{"wait", func(r *Result) string { return r.Wait }},
-		{"ttl", func(r *Result) string { return formatMS(r.TTLMS) }},
-		{"watchdog", func(r *Result) string {
+		{"wait", "", func(r *Result) string { return r.Wait }},
+		{"ttl", "", func(r *Result) string { return formatMS(r.TTLMS) }},
+		{"wd", "watchdog renewal interval", func(r *Result) string {
 			if r.WatchdogMS == 0 {
 				return "off"
 			}
 			return formatMS(r.WatchdogMS)
 		}},
-		{"workers", func(r *Result) string { return strconv.Itoa(r.Workers) }},
-		{"keys", func(r *Result) string { return strconv.Itoa(r.Keys) }},
+		{"workers", "", func(r *Result) string { return strconv.Itoa(r.Workers) }},
+		{"keys", "", func(r *Result) string { return strconv.Itoa(r.Keys) }},
 	}
 }
 
 // resultLabels names each result: its strategy, followed by name=value for every setting
-// that differs between results (a sweep), e.g. "token ttl=5s". Settings all results share
-// are in the run header instead.
+// that differs between results (a sweep), e.g. "token ttl=5s wd=1.67s". Settings all
+// results share are in the run header instead.
 func resultLabels(results []Result) []string {
 	labels := make([]string, len(results))
 	for i := range results {

@@ -23,7 +23,7 @@ func ResultsTable(w io.Writer, s *Summary) error {
 		return fmt.Errorf("table report: %w", err)
 	}
 	buf.WriteByte('\n')
-	writeLines(&buf, legendLines())
+	writeLines(&buf, legendLines(s.Results))
 	if notes := noteLines(s); len(notes) > 0 {
 		buf.WriteByte('\n')
 		writeLines(&buf, notes)

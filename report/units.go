@@ -20,8 +20,11 @@ var (
 	rateUnits     = []unit{{1, ""}, {1e3, "k"}, {1e6, "M"}, {1e9, "G"}}
 )
 
-// formatUS formats a duration given in microseconds: 85µs, 1.24ms, 3.1s, 3600s.
+// formatUS formats a duration given in microseconds: 85µs, 1.24ms, 3.1s, 3600s; 0 is 0s.
 func formatUS(us float64) string {
+	if us == 0 {
+		return "0s"
+	}
 	return scaled(us, durationUnits)
 }
 
@@ -40,12 +43,12 @@ func formatRate(perSecond float64) string {
 	return scaled(perSecond, rateUnits)
 }
 
-// scaled picks the largest unit in which v, rounded to three significant digits, is at least
-// 1 (the first unit for smaller values) and formats v in it.
+// scaled formats v in the first unit where it stays below 1000 once rounded to three
+// significant digits (so 999.6µs is "1ms", never "1000µs"), or in the last unit.
 func scaled(v float64, units []unit) string {
 	u := units[0]
 	for _, next := range units[1:] {
-		if round3(v/next.size) < 1 {
+		if round3(v/u.size) < 1000 {
 			break
 		}
 		u = next

@@ -1,0 +1,307 @@
+package report
+
+import (
+	"bufio"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// histogramOf records values (µs) into a NewHistogram.
+func histogramOf(t *testing.T, values ...int64) *hdrhistogram.Histogram {
+	t.Helper()
+	h := NewHistogram()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatalf("record %d: %v", v, err)
+		}
+	}
+	return h
+}
+
+// encoded is EncodeHistogram that fails the test on error.
+func encoded(t *testing.T, h *hdrhistogram.Histogram) string {
+	t.Helper()
+	s, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// spread returns n values from lo to hi (µs), evenly spaced.
+func spread(n int, lo, hi int64) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = lo + (hi-lo)*int64(i)/int64(max(n-1, 1))
+	}
+	return v
+}
+
+func TestNewHistogramRange(t *testing.T) {
+	h := NewHistogram()
+	for _, v := range []int64{LowestUS, 85, HighestUS} {
+		if err := h.RecordValue(v); err != nil {
+			t.Errorf("RecordValue(%d): %v", v, err)
+		}
+	}
+	if err := h.RecordValue(2 * HighestUS); err == nil {
+		t.Errorf("RecordValue(2h) succeeded, want an out-of-range error")
+	}
+	if got := h.SignificantFigures(); got != SignificantDigits {
+		t.Errorf("SignificantFigures = %d, want %d", got, SignificantDigits)
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	h := histogramOf(t, append(spread(10000, 1, 50000), 3_000_000_000, 7, 7, 7)...)
+	s := encoded(t, h)
+	if s == "" || strings.ContainsAny(s, "\n ") {
+		t.Fatalf("EncodeHistogram = %q, want one line of base64", s)
+	}
+	got, err := DecodeHistogram(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TotalCount() != h.TotalCount() {
+		t.Errorf("TotalCount = %d, want %d", got.TotalCount(), h.TotalCount())
+	}
+	for _, q := range []float64{0, 10, 50, 90, 99, 99.9, 99.99, 100} {
+		if a, b := got.ValueAtPercentile(q), h.ValueAtPercentile(q); a != b {
+			t.Errorf("p%v = %d after round trip, want %d", q, a, b)
+		}
+	}
+	if got.Max() != h.Max() || !got.Equals(h) {
+		t.Errorf("decoded histogram differs: max %d want %d", got.Max(), h.Max())
+	}
+}
+
+func TestEncodeDecodeEmpty(t *testing.T) {
+	if s := encoded(t, NewHistogram()); s != "" {
+		t.Errorf("empty histogram encodes as %q, want \"\"", s)
+	}
+	if s := encoded(t, nil); s != "" {
+		t.Errorf("nil histogram encodes as %q, want \"\"", s)
+	}
+	h, err := DecodeHistogram("")
+	if err != nil || h == nil || h.TotalCount() != 0 || h.HighestTrackableValue() < HighestUS {
+		t.Fatalf("DecodeHistogram(\"\") = %v, %v; want an empty NewHistogram", h, err)
+	}
+	if _, err := DecodeHistogram("not a histogram"); err == nil {
+		t.Errorf("DecodeHistogram(garbage) = nil error")
+	}
+}
+
+func TestPercentilesOfKnownValues(t *testing.T) {
+	p := PercentilesOf(histogramOf(t, spread(1000, 1, 1000)...)) // 1, 2, ..., 1000
+	want := Percentiles{Count: 1000, P50: 500, P90: 900, P99: 990, P999: 999, Max: 1000, Mean: 500.5}
+	if p.Count != want.Count {
+		t.Errorf("Count = %d, want %d", p.Count, want.Count)
+	}
+	// 3 significant digits: values are exact to within 0.1% (the histogram's bucket width).
+	near := func(name string, got, want float64) {
+		if math.Abs(got-want) > want*0.001+1 {
+			t.Errorf("%s = %v, want %v ± 0.1%%", name, got, want)
+		}
+	}
+	near("P50", float64(p.P50), float64(want.P50))
+	near("P90", float64(p.P90), float64(want.P90))
+	near("P99", float64(p.P99), float64(want.P99))
+	near("P999", float64(p.P999), float64(want.P999))
+	near("Max", float64(p.Max), float64(want.Max))
+	near("Mean", p.Mean, want.Mean)
+}
+
+func TestPercentilesOfMonotonic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dists := map[string]func() int64{
+		"uniform":     func() int64 { return 1 + rng.Int64N(10_000) },
+		"exponential": func() int64 { return 1 + int64(rng.ExpFloat64()*2000) },
+		"bimodal":     func() int64 { return []int64{50, 2_000_000}[rng.IntN(2)] },
+		"one outlier": func() int64 { return []int64{10, 10, 10, 10, 3_600_000_000}[rng.IntN(5)] },
+	}
+	for name, next := range dists {
+		for _, n := range []int{1, 7, 1000, 100_000} {
+			h := NewHistogram()
+			for range n {
+				if err := h.RecordValue(next()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := PercentilesOf(h)
+			ordered := []int64{p.P50, p.P90, p.P99, p.P999, p.Max}
+			if !slices.IsSorted(ordered) || p.P50 <= 0 || p.Count != uint64(n) {
+				t.Errorf("%s n=%d: count %d, p50..max %v not monotonic and positive", name, n, p.Count, ordered)
+			}
+		}
+	}
+	if p := PercentilesOf(NewHistogram()); p != (Percentiles{}) {
+		t.Errorf("PercentilesOf(empty) = %+v, want zeros", p)
+	}
+	if p := PercentilesOf(nil); p != (Percentiles{}) {
+		t.Errorf("PercentilesOf(nil) = %+v, want zeros", p)
+	}
+}
+
+// hdrSummary has two results named token (a sweep) and one whose name is not a safe file
+// name; each result has per-second intervals, one of them empty.
+func hdrSummary(t *testing.T) *Summary {
+	t.Helper()
+	start := time.Date(2025, 3, 1, 10, 0, 0, 250*int(time.Millisecond), time.UTC)
+	result := func(name string, values []int64, intervals int) Result {
+		h := histogramOf(t, values...)
+		r := Result{Strategy: name, LatencyUS: Latencies{Acquire: PercentilesOf(h)}}
+		r.Histograms.Acquire = encoded(t, h)
+		per := len(values) / max(intervals-1, 1)
+		for i := range intervals {
+			startMS := start.UnixMilli() + int64(i)*1000
+			iv := Interval{StartMS: startMS, EndMS: startMS + 1000}
+			if i < intervals-1 { // the last second recorded nothing
+				iv.Acquire = encoded(t, histogramOf(t, values[i*per:(i+1)*per]...))
+			}
+			r.Intervals = append(r.Intervals, iv)
+		}
+		return r
+	}
+	return &Summary{
+		Tool:      "lockbench",
+		StartedAt: start,
+		Results: []Result{
+			result("token", spread(3000, 50, 20_000), 4),
+			result("token", spread(500, 1000, 900_000), 3),
+			result("weird/name", spread(10, 5, 50), 1),
+		},
+	}
+}
+
+func TestWriteHDRFiles(t *testing.T) {
+	s := hdrSummary(t)
+	dir := filepath.Join(t.TempDir(), "out", "hdr") // does not exist yet
+	paths, err := WriteHDRFiles(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, base := range []string{"token", "token-2", "weird_name"} {
+		want = append(want, filepath.Join(dir, base+".hgrm"), filepath.Join(dir, base+".hlog"))
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("paths = %v, want %v", paths, want)
+	}
+	for i := range s.Results {
+		r := &s.Results[i]
+		checkHGRM(t, paths[2*i], r)
+		checkHLOG(t, paths[2*i+1], r)
+	}
+}
+
+// hgrmRow is one percentile row of a .hgrm file.
+type hgrmRow struct {
+	valueMS    float64
+	percentile float64
+	totalCount int64
+}
+
+// checkHGRM parses path as a .hgrm file and compares it with r's acquire histogram.
+func checkHGRM(t *testing.T, path string, r *Result) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() || strings.Join(strings.Fields(sc.Text()), " ") != "Value Percentile TotalCount 1/(1-Percentile)" {
+		t.Fatalf("%s: first line %q is not the .hgrm header", path, sc.Text())
+	}
+	var rows []hgrmRow
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 4 {
+			continue // blank line, #[...] footer
+		}
+		var row hgrmRow
+		var errs [3]error
+		row.valueMS, errs[0] = strconv.ParseFloat(fields[0], 64)
+		row.percentile, errs[1] = strconv.ParseFloat(fields[1], 64)
+		row.totalCount, errs[2] = strconv.ParseInt(fields[2], 10, 64)
+		if errs[0] != nil || errs[1] != nil || errs[2] != nil {
+			t.Fatalf("%s: bad row %q: %v", path, sc.Text(), errs)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) < 2 {
+		t.Fatalf("%s: %d percentile rows", path, len(rows))
+	}
+	if last := rows[len(rows)-1]; last.percentile != 1 || uint64(last.totalCount) != r.LatencyUS.Acquire.Count {
+		t.Errorf("%s: last row %+v, want percentile 1 and count %d", path, last, r.LatencyUS.Acquire.Count)
+	}
+	i := slices.IndexFunc(rows, func(row hgrmRow) bool { return row.percentile >= 0.5 })
+	wantMS := float64(r.LatencyUS.Acquire.P50) / 1000
+	if i < 0 || math.Abs(rows[i].valueMS-wantMS) > wantMS*0.001+0.001 {
+		t.Errorf("%s: value at percentile 0.5 = %+v, want %.3f ms (p50 %d µs)", path, rows[i], wantMS, r.LatencyUS.Acquire.P50)
+	}
+}
+
+// checkHLOG reads path back as an interval log and compares it with r.Intervals.
+func checkHLOG(t *testing.T, path string, r *Result) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reader := hdrhistogram.NewHistogramLogReader(f)
+	var got []*hdrhistogram.Histogram
+	for {
+		h, err := reader.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%s: interval %d: %v", path, len(got), err)
+		}
+		if h == nil { // end of log
+			break
+		}
+		got = append(got, h)
+	}
+	if len(got) != len(r.Intervals) {
+		t.Fatalf("%s: %d intervals, want %d", path, len(got), len(r.Intervals))
+	}
+	for i, h := range got {
+		want, err := DecodeHistogram(r.Intervals[i].Acquire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.TotalCount() != want.TotalCount() || h.Max() != want.Max() {
+			t.Errorf("%s: interval %d count %d max %d, want %d, %d", path, i, h.TotalCount(), h.Max(), want.TotalCount(), want.Max())
+		}
+		// The reader rebuilds absolute times from float seconds: allow 1 ms of rounding.
+		if d := h.StartTimeMs() - r.Intervals[i].StartMS; d < -1 || d > 1 {
+			t.Errorf("%s: interval %d starts at %d ms, want %d", path, i, h.StartTimeMs(), r.Intervals[i].StartMS)
+		}
+		if d := h.EndTimeMs() - r.Intervals[i].EndMS; d < -1 || d > 1 {
+			t.Errorf("%s: interval %d ends at %d ms, want %d", path, i, h.EndTimeMs(), r.Intervals[i].EndMS)
+		}
+	}
+}
+
+func TestWriteHDRFilesNoResults(t *testing.T) {
+	paths, err := WriteHDRFiles(t.TempDir(), &Summary{})
+	if err != nil || len(paths) != 0 {
+		t.Errorf("WriteHDRFiles(no results) = %v, %v; want no files", paths, err)
+	}
+}
+
+func TestWriteHDRFilesBadHistogram(t *testing.T) {
+	s := &Summary{Results: []Result{{Strategy: "token", Histograms: Histograms{Acquire: "!!"}}}}
+	if _, err := WriteHDRFiles(t.TempDir(), s); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Errorf("WriteHDRFiles(corrupt histogram) error = %v, want one naming the strategy", err)
+	}
+}
