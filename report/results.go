@@ -88,7 +88,7 @@ func pacingText(c Config) string {
 	if c.Rate <= 0 {
 		return "closed loop"
 	}
-	text := "open loop at " + formatRate(c.Rate) + "/s"
+	text := "open loop at " + FormatRate(c.Rate) + "/s"
 	if c.MaxInflight > 0 {
 		text += ", max " + strconv.Itoa(c.MaxInflight) + " in flight"
 	}
@@ -125,7 +125,7 @@ func resultColumns() []column {
 	acquire := func(r *Result) Percentiles { return r.LatencyUS.Acquire }
 	handoff := func(r *Result) Percentiles { return r.LatencyUS.Handoff }
 	return []column{
-		{"ACQ/S", func(r *Result) string { return formatRate(r.AcquireRate) }},
+		{"ACQ/S", func(r *Result) string { return FormatRate(r.AcquireRate) }},
 		{"P50", latencyCell(acquire, func(p Percentiles) int64 { return p.P50 })},
 		{"P99", latencyCell(acquire, func(p Percentiles) int64 { return p.P99 })},
 		{"P99.9", latencyCell(acquire, func(p Percentiles) int64 { return p.P999 })},
@@ -135,8 +135,8 @@ func resultColumns() []column {
 		{"TIMEOUTS", func(r *Result) string { return formatCount(r.Timeouts) }},
 		{"OVERLAPS", func(r *Result) string { return overlapsCell(r.Safety.Overlaps) }},
 		{"LOST", func(r *Result) string { return formatCount(r.Safety.LostLeases) }},
-		{"CMD/ACQ", func(r *Result) string { return measuredCell(r.Redis.CommandsPerAcquire, formatCommands) }},
-		{"CPU/ACQ", func(r *Result) string { return measuredCell(r.Redis.CPUUSPerAcquire, formatUS) }},
+		{"CMD/ACQ", costCell(func(c RedisCost) string { return formatCommands(c.CommandsPerAcquire) })},
+		{"CPU/ACQ", costCell(func(c RedisCost) string { return FormatUS(c.CPUUSPerAcquire) })},
 		{"JAIN", func(r *Result) string { return measuredCell(r.Fairness.Jain, formatJain) }},
 	}
 }
@@ -176,7 +176,17 @@ func latencyCell(hist func(*Result) Percentiles, pick func(Percentiles) int64) f
 		if p.Count == 0 {
 			return "-"
 		}
-		return formatUS(float64(pick(p)))
+		return FormatUS(float64(pick(p)))
+	}
+}
+
+// costCell formats a Redis cost, or "-" when the target gave no INFO or nothing was acquired.
+func costCell(format func(RedisCost) string) func(*Result) string {
+	return func(r *Result) string {
+		if !r.Redis.Measured || r.Acquired == 0 {
+			return "-"
+		}
+		return format(r.Redis)
 	}
 }
 
@@ -287,6 +297,12 @@ func resultNotes(label string, r *Result) []string {
 	var lines []string
 	if r.Error != "" {
 		lines = append(lines, label+": error: "+r.Error+" (the phase did not finish)")
+	}
+	if r.Interrupted {
+		lines = append(lines, label+": interrupted after "+formatSeconds(r.DurationS)+" of measurement")
+	}
+	for _, n := range r.Notes {
+		lines = append(lines, label+": "+n)
 	}
 	var counts []string
 	if r.Errors > 0 {

@@ -84,6 +84,12 @@ type Result struct {
 
 	// Error is set when the phase could not run to its end (e.g. Redis went away).
 	Error string `json:"error,omitempty"`
+	// Interrupted marks the phase that was running when the run was stopped (Ctrl-C): its
+	// numbers cover only the time it ran.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Notes are lines about this phase a reader needs with its numbers (e.g. the first error
+	// seen, a fault that fired).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Latencies are in microseconds. Acquire is measured from the intended start in open loop.
@@ -120,6 +126,9 @@ type Safety struct {
 // RedisCost is the phase's INFO deltas over every node, lockbench's own INFO calls excluded,
 // divided by successful acquires.
 type RedisCost struct {
+	// Measured is false when the target gave no INFO (e.g. the embedded server): the other
+	// fields are then zero, not free.
+	Measured           bool    `json:"measured"`
 	CommandsPerAcquire float64 `json:"commands_per_acquire"`
 	CPUUSPerAcquire    float64 `json:"cpu_us_per_acquire"`
 	BytesPerAcquire    float64 `json:"bytes_per_acquire"` // network in + out

@@ -20,26 +20,26 @@ var (
 	rateUnits     = []unit{{1, ""}, {1e3, "k"}, {1e6, "M"}, {1e9, "G"}}
 )
 
-// formatUS formats a duration given in microseconds: 85µs, 1.24ms, 3.1s, 3600s; 0 is 0s.
-func formatUS(us float64) string {
+// FormatUS formats a duration given in microseconds: 85µs, 1.24ms, 3.1s, 3600s; 0 is 0s.
+func FormatUS(us float64) string {
 	if us == 0 {
 		return "0s"
 	}
 	return scaled(us, durationUnits)
 }
 
-// formatMS formats a duration given in milliseconds, as formatUS does.
+// formatMS formats a duration given in milliseconds, as FormatUS does.
 func formatMS(ms int64) string {
-	return formatUS(float64(ms) * 1e3)
+	return FormatUS(float64(ms) * 1e3)
 }
 
-// formatSeconds formats a duration given in seconds, as formatUS does.
+// formatSeconds formats a duration given in seconds, as FormatUS does.
 func formatSeconds(s float64) string {
-	return formatUS(s * 1e6)
+	return FormatUS(s * 1e6)
 }
 
-// formatRate formats a count per second with a k/M/G suffix: 950, 12.3k, 1.2M.
-func formatRate(perSecond float64) string {
+// FormatRate formats a count per second with a k/M/G suffix: 950, 12.3k, 1.2M.
+func FormatRate(perSecond float64) string {
 	return scaled(perSecond, rateUnits)
 }
 

@@ -22,8 +22,8 @@ func TestFormatUS(t *testing.T) {
 		{3_600_000_000, "3600s"},
 	}
 	for _, tt := range tests {
-		if got := formatUS(tt.us); got != tt.want {
-			t.Errorf("formatUS(%v) = %q, want %q", tt.us, got, tt.want)
+		if got := FormatUS(tt.us); got != tt.want {
+			t.Errorf("FormatUS(%v) = %q, want %q", tt.us, got, tt.want)
 		}
 	}
 }
@@ -42,8 +42,8 @@ func TestFormatRate(t *testing.T) {
 		{1_250_000, "1.25M"},
 	}
 	for _, tt := range tests {
-		if got := formatRate(tt.rate); got != tt.want {
-			t.Errorf("formatRate(%v) = %q, want %q", tt.rate, got, tt.want)
+		if got := FormatRate(tt.rate); got != tt.want {
+			t.Errorf("FormatRate(%v) = %q, want %q", tt.rate, got, tt.want)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func RedisServerPath() (string, error) {
 	return p, nil
 }
 
-// StartServer spawns redis-server with persistence off (--save '' --appendonly no) and
+// StartServer spawns redis-server with persistence off (an empty --save, --appendonly no) and
 // returns once it answers PING.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Binary == "" {

@@ -1,0 +1,161 @@
+// Command lockbench benchmarks distributed lock strategies on Redis: throughput, tail
+// latency, Redis cost per lock, and whether mutual exclusion actually held.
+//
+// main parses the command, wires packages and maps errors to exit codes; each command's
+// flags live in its own file (cmd_*.go).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/workload"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Exit codes, as in vegeta, k6 and hey: distinct codes for failures a script acts on.
+const (
+	exitOK          = 0
+	exitFailure       = 1   // runtime failure: Redis unreachable, I/O error
+	exitUsage       = 2   // bad flag, value, profile or fault spec
+	exitUnsafe      = 3   // --fail-on-unsafe and mutual exclusion failed
+	exitRegression  = 4   // report compare --fail-on-regression found one
+	exitInterrupted = 130 // SIGINT/SIGTERM: the partial report was printed
+)
+
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "drive lock strategies with many workers and report throughput, latency, cost and safety", runCmd},
+		{"strategies", "list the lock strategies, their properties and known weaknesses", strategiesCmd},
+		{"version", "print the version", versionCmd},
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	case "--version", "-v":
+		args = []string{"version"}
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return exitCode(c.name, c.run(args[1:], stdout, stderr), stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "lockbench: unknown command %q; valid: %s\nRun 'lockbench --help' for usage.\n", args[0], strings.Join(commandNames(), ", "))
+	return exitUsage
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "lockbench measures distributed lock strategies on Redis: how many locks per second, at\n"+
+		"what tail latency and Redis cost, and whether mutual exclusion held.\n\n"+
+		"Usage:\n  lockbench <command> [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'lockbench <command> --help' for a command's flags.\n")
+}
+
+// usageError is a bad invocation: exit 2 with the message and a pointer to --help.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// exitError carries a specific exit code with its message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitCode prints err for a human and maps it to the process's exit code.
+func exitCode(cmd string, err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "lockbench %s: %s\n", cmd, ee.msg)
+		}
+		return ee.code
+	}
+	if isUsage(err) {
+		fmt.Fprintf(stderr, "lockbench %s: %v\nRun 'lockbench %s --help' for usage.\n", cmd, err, cmd)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, err)
+	return exitFailure
+}
+
+// isUsage reports whether err is the user's input being wrong, whichever package noticed.
+func isUsage(err error) bool {
+	var (
+		ue *usageError
+		oe *strategies.OptionError
+		ce *workload.ConfigError
+		fe *report.FormatError
+		ae *target.AddrError
+	)
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &ae)
+}
+
+// newFlags returns a command's flag set: errors come back to us (exit 2, never a panic or
+// os.Exit inside pflag), --help prints the usage to stdout.
+func newFlags(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: lockbench %s\n\n%s\n\nFlags:\n%s", name, synopsis, fs.FlagUsagesWrapped(100))
+	}
+	return fs
+}
+
+// parseFlags parses args; --help prints usage and returns pflag.ErrHelp (exit 0).
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fs.Usage()
+		return err
+	}
+	if err != nil {
+		return &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,310 @@
+// Package workload is lockbench's engine: it drives strategies with many goroutines on hot
+// keys, one strategy per phase, measures every step into sharded HDR histograms, and checks
+// with an oracle of its own whether mutual exclusion held.
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// Config is one run. Zero values take the defaults documented per field; Validate fills them
+// and reports what it cannot use as a *ConfigError naming the field (the CLI flag).
+type Config struct {
+	// Strategies are run one per phase, in order. Default: token.
+	Strategies []string
+	// Workers is the number of goroutines (closed loop) or the default MaxInflight (open
+	// loop). Default 100.
+	Workers int
+	// Rate, when > 0, switches to an open loop: acquisitions start at this many per second
+	// regardless of how fast earlier ones finish. Default 0 (closed loop).
+	Rate float64
+	// MaxInflight caps concurrent acquisitions in the open loop; an arrival that finds all
+	// busy is counted as dropped. Default Workers.
+	MaxInflight int
+	// Keys is the number of distinct lock keys. Default 1 (one hot key).
+	Keys int
+	// KeyDist picks which key each acquisition targets. Default uniform.
+	KeyDist KeyDist
+	// Hold is how long a holder stays in the critical section. Default 0.
+	Hold Hold
+	// Reentry is the number of nested re-acquires a holder makes, for reentrant strategies.
+	Reentry int
+	// Duration is the measured time per phase. Default 10s.
+	Duration time.Duration
+	// Warmup runs before each phase's measured window and is not recorded. Default 1s.
+	// Negative means none.
+	Warmup time.Duration
+	// AcquireTimeout bounds one acquire, waiting included. Default 5s.
+	AcquireTimeout time.Duration
+	// TTL, Watchdog and Wait are passed to every strategy (strategies.Options).
+	TTL      time.Duration
+	Watchdog strategies.Watchdog
+	Wait     strategies.Wait
+	// KeyPrefix starts every key of the run; each phase adds its own part. Default
+	// "lockbench:<random>:".
+	KeyPrefix string
+}
+
+// ConfigError is a configuration value the engine cannot use.
+type ConfigError struct {
+	Field  string // the CLI flag, without dashes
+	Value  string
+	Reason string // including the valid values
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("invalid --%s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Validate fills defaults and checks the configuration. Strategy-specific options (ttl,
+// watchdog, wait) are checked when each phase builds its strategy.
+func (c *Config) Validate() error {
+	if len(c.Strategies) == 0 {
+		c.Strategies = []string{"token"}
+	}
+	var reentrant []string
+	for _, s := range c.Strategies {
+		info, ok := strategies.Lookup(s)
+		if !ok {
+			return &ConfigError{Field: "strategy", Value: s, Reason: "unknown strategy; valid: " + strings.Join(strategies.Names(), ", ") + ", all"}
+		}
+		if info.Reentrant {
+			reentrant = append(reentrant, s)
+		}
+	}
+	if c.Workers == 0 {
+		c.Workers = 100
+	}
+	if c.Workers < 0 {
+		return &ConfigError{Field: "workers", Value: strconv.Itoa(c.Workers), Reason: "must be at least 1"}
+	}
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+		return &ConfigError{Field: "rate", Value: fmt.Sprint(c.Rate), Reason: "must be a number of acquisitions per second > 0, or 0 for a closed loop"}
+	}
+	if c.MaxInflight == 0 {
+		c.MaxInflight = c.Workers
+	}
+	if c.MaxInflight < 0 {
+		return &ConfigError{Field: "max-inflight", Value: strconv.Itoa(c.MaxInflight), Reason: "must be at least 1"}
+	}
+	if c.Keys == 0 {
+		c.Keys = 1
+	}
+	if c.Keys < 0 {
+		return &ConfigError{Field: "keys", Value: strconv.Itoa(c.Keys), Reason: "must be at least 1"}
+	}
+	if c.Reentry < 0 {
+		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry), Reason: "must be >= 0"}
+	}
+	if c.Reentry > 0 && len(reentrant) == 0 {
+		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry),
+			Reason: "needs a reentrant strategy; valid: reentrant-local, reentrant-hash"}
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Duration < 0 {
+		return &ConfigError{Field: "duration", Value: c.Duration.String(), Reason: "must be > 0"}
+	}
+	if c.Warmup == 0 {
+		c.Warmup = time.Second
+	}
+	if c.Warmup < 0 {
+		c.Warmup = 0
+	}
+	if c.AcquireTimeout == 0 {
+		c.AcquireTimeout = 5 * time.Second
+	}
+	if c.AcquireTimeout < 0 {
+		return &ConfigError{Field: "acquire-timeout", Value: c.AcquireTimeout.String(), Reason: "must be > 0"}
+	}
+	if c.TTL == 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
+	}
+	return nil
+}
+
+// KeyDist is a key distribution: "uniform" or "zipf[:S]" with S > 1 (default 1.1; larger S
+// concentrates more acquisitions on the first keys). It implements pflag.Value.
+type KeyDist struct {
+	Zipf bool
+	S    float64
+}
+
+const defaultZipfS = 1.1
+
+func (d KeyDist) String() string {
+	if d.Zipf {
+		return "zipf:" + strconv.FormatFloat(d.S, 'g', -1, 64)
+	}
+	return "uniform"
+}
+
+// Set parses a distribution.
+func (d *KeyDist) Set(s string) error {
+	name, arg, hasArg := strings.Cut(s, ":")
+	switch {
+	case name == "uniform" && !hasArg:
+		*d = KeyDist{}
+		return nil
+	case name == "zipf":
+		v := KeyDist{Zipf: true, S: defaultZipfS}
+		if hasArg {
+			f, err := strconv.ParseFloat(arg, 64)
+			if err != nil || !(f > 1) || math.IsInf(f, 0) {
+				return &ConfigError{Field: "key-dist", Value: s, Reason: "zipf exponent S must be a number > 1; valid: uniform, zipf[:S]"}
+			}
+			v.S = f
+		}
+		*d = v
+		return nil
+	}
+	return &ConfigError{Field: "key-dist", Value: s, Reason: "valid: uniform, zipf[:S] (S > 1, default 1.1)"}
+}
+
+// Type names the value for --help.
+func (*KeyDist) Type() string { return "dist" }
+
+// picker returns a per-worker key chooser over n keys; not safe for concurrent use.
+func (d KeyDist) picker(n int, r *rand.Rand) func() int {
+	if n == 1 {
+		return func() int { return 0 }
+	}
+	if d.Zipf {
+		z := rand.NewZipf(r, d.S, 1, uint64(n-1))
+		return func() int { return int(z.Uint64()) }
+	}
+	return func() int { return r.IntN(n) }
+}
+
+// Hold is a hold-time distribution: a fixed duration ("1ms", "0"), "uniform:MIN..MAX" or
+// "exp:MEAN" (exponential). It implements pflag.Value.
+type Hold struct {
+	Kind     HoldKind
+	Min, Max time.Duration // fixed: Min; uniform: [Min, Max]
+	Mean     time.Duration // exp
+}
+
+// HoldKind selects a hold-time distribution.
+type HoldKind int
+
+const (
+	HoldFixed HoldKind = iota
+	HoldUniform
+	HoldExp
+)
+
+func (h Hold) String() string {
+	switch h.Kind {
+	case HoldUniform:
+		return "uniform:" + h.Min.String() + ".." + h.Max.String()
+	case HoldExp:
+		return "exp:" + h.Mean.String()
+	}
+	return h.Min.String()
+}
+
+const holdForms = "valid: a duration (1ms), uniform:MIN..MAX, exp:MEAN"
+
+// Set parses a hold-time distribution.
+func (h *Hold) Set(s string) error {
+	bad := func(reason string) error {
+		return &ConfigError{Field: "hold", Value: s, Reason: reason + "; " + holdForms}
+	}
+	name, arg, hasArg := strings.Cut(s, ":")
+	switch {
+	case !hasArg:
+		d, err := parseDuration(s)
+		if err != nil || d < 0 {
+			return bad("not a duration >= 0")
+		}
+		*h = Hold{Kind: HoldFixed, Min: d}
+	case name == "uniform":
+		lo, hi, ok := strings.Cut(arg, "..")
+		if !ok {
+			return bad("uniform needs MIN..MAX")
+		}
+		a, err1 := parseDuration(lo)
+		b, err2 := parseDuration(hi)
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return bad("uniform needs 0 <= MIN <= MAX")
+		}
+		*h = Hold{Kind: HoldUniform, Min: a, Max: b}
+	case name == "exp":
+		m, err := parseDuration(arg)
+		if err != nil || m <= 0 {
+			return bad("exp needs a mean > 0")
+		}
+		*h = Hold{Kind: HoldExp, Mean: m}
+	default:
+		return bad("unknown distribution " + strconv.Quote(name))
+	}
+	return nil
+}
+
+// Type names the value for --help.
+func (*Hold) Type() string { return "hold" }
+
+// MeanDuration is the distribution's expected value.
+func (h Hold) MeanDuration() time.Duration {
+	switch h.Kind {
+	case HoldUniform:
+		return (h.Min + h.Max) / 2
+	case HoldExp:
+		return h.Mean
+	}
+	return h.Min
+}
+
+// sample draws a hold time with r.
+func (h Hold) sample(r *rand.Rand) time.Duration {
+	switch h.Kind {
+	case HoldUniform:
+		if h.Max == h.Min {
+			return h.Min
+		}
+		return h.Min + time.Duration(r.Int64N(int64(h.Max-h.Min)+1))
+	case HoldExp:
+		return time.Duration(r.ExpFloat64() * float64(h.Mean))
+	}
+	return h.Min
+}
+
+// parseDuration accepts Go durations and a bare "0".
+func parseDuration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// Report describes the configuration as the report shows it.
+func (c *Config) Report() report.Config {
+	return report.Config{
+		Strategies:       c.Strategies,
+		Workers:          c.Workers,
+		Rate:             c.Rate,
+		MaxInflight:      c.MaxInflight,
+		Keys:             c.Keys,
+		KeyDist:          c.KeyDist.String(),
+		Hold:             c.Hold.String(),
+		Reentry:          c.Reentry,
+		DurationS:        c.Duration.Seconds(),
+		WarmupS:          max(c.Warmup, 0).Seconds(),
+		AcquireTimeoutMS: c.AcquireTimeout.Milliseconds(),
+		TTLMS:            c.TTL.Milliseconds(),
+		Watchdog:         c.Watchdog.String(),
+		Wait:             c.Wait.String(),
+	}
+}

@@ -1,0 +1,230 @@
+package workload
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+func shortConfig(strats ...string) Config {
+	return Config{
+		Strategies: strats,
+		Workers:    50,
+		Keys:       1,
+		Duration:   time.Second,
+		Warmup:     -1,
+		TTL:        5 * time.Second,
+	}
+}
+
+func TestRunMeasuresSafeStrategies(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token", "reentrant-hash", "fenced")
+	cfg.Hold.Set("100us")
+	results, err := Run(context.Background(), cfg, Target{Client: c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 {
+		t.Fatalf("%d results, want 3", len(results))
+	}
+	for _, r := range results {
+		t.Logf("%s: %.0f/s p50=%dµs p99=%dµs handoff p50=%dµs cmds/acq=%.2f jain=%.2f",
+			r.Strategy, r.AcquireRate, r.LatencyUS.Acquire.P50, r.LatencyUS.Acquire.P99,
+			r.LatencyUS.Handoff.P50, r.Redis.CommandsPerAcquire, r.Fairness.Jain)
+		if r.Acquired == 0 || r.AcquireRate <= 0 {
+			t.Errorf("%s: nothing acquired", r.Strategy)
+		}
+		if r.Safety.Overlaps != 0 || r.Safety.StaleFences != 0 || r.Safety.LostLeases != 0 {
+			t.Errorf("%s: safety %+v on a safe strategy without faults", r.Strategy, r.Safety)
+		}
+		a := r.LatencyUS.Acquire
+		if !(a.P50 <= a.P90 && a.P90 <= a.P99 && a.P99 <= a.P999 && a.P999 <= a.Max) {
+			t.Errorf("%s: acquire percentiles not monotonic: %+v", r.Strategy, a)
+		}
+		if a.Count != r.Acquired {
+			t.Errorf("%s: %d acquire latencies for %d acquisitions", r.Strategy, a.Count, r.Acquired)
+		}
+		if r.LatencyUS.Handoff.Count == 0 {
+			t.Errorf("%s: one hot key shared by 50 workers, yet no handoff was measured", r.Strategy)
+		}
+		if hold := r.LatencyUS.Hold.P50; hold < 100 {
+			t.Errorf("%s: hold p50 %dµs below the configured 100µs", r.Strategy, hold)
+		}
+		if !r.Redis.Measured || r.Redis.CommandsPerAcquire < 2 {
+			t.Errorf("%s: Redis cost not measured: %+v", r.Strategy, r.Redis)
+		}
+		if len(r.Timeline) == 0 {
+			t.Errorf("%s: empty timeline", r.Strategy)
+		}
+		var sum uint64
+		for _, s := range r.Timeline {
+			sum += s.Acquired
+		}
+		if sum != r.Acquired {
+			t.Errorf("%s: timeline sums to %d, total is %d", r.Strategy, sum, r.Acquired)
+		}
+	}
+	// A token cycle is SET + EVALSHA(GET, DEL) = 4 commands when nobody waits; on one hot
+	// key, failed attempts add to it, but it can never be below 4.
+	if cmds := results[0].Redis.CommandsPerAcquire; cmds < 4 {
+		t.Errorf("token: %.2f commands per acquire, at least 4 expected", cmds)
+	}
+	// Keys of finished phases are deleted.
+	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {
+		t.Errorf("%d keys left behind after the run", n)
+	}
+}
+
+// grantAll is a deliberately broken lock, defined here and nowhere else: it grants every
+// acquire at once. The oracle must catch it without the strategy's help.
+type grantAll struct{}
+
+func (grantAll) Acquire(ctx context.Context, key, owner string) (strategies.Lease, error) {
+	return grantAllLease{}, nil
+}
+func (grantAll) Info() strategies.Info   { return strategies.Info{Name: "grant-all"} }
+func (grantAll) Stats() strategies.Stats { return strategies.Stats{} }
+func (grantAll) Close() error            { return nil }
+
+type grantAllLease struct{}
+
+func (grantAllLease) Release(context.Context) error { return nil }
+func (grantAllLease) Fence() uint64                 { return 0 }
+func (grantAllLease) Lost() <-chan struct{}         { return nil }
+
+func TestOracleCatchesBrokenStrategy(t *testing.T) {
+	cfg := shortConfig("token") // Validate needs a registered name; the phase gets grantAll
+	cfg.Duration = 300 * time.Millisecond
+	cfg.Hold.Set("200us")
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := testPhase(&cfg, grantAll{})
+	r, err := p.run(context.Background(), 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquired == 0 {
+		t.Fatal("nothing acquired")
+	}
+	if r.Safety.Overlaps == 0 {
+		t.Fatalf("the oracle saw no overlap in %d acquisitions of a lock that grants everyone", r.Acquired)
+	}
+	t.Logf("%d acquisitions, %d overlaps", r.Acquired, r.Safety.Overlaps)
+}
+
+// testPhase builds a phase around any Strategy, without Redis.
+func testPhase(cfg *Config, s strategies.Strategy) *phase {
+	p := &phase{
+		name: s.Info().Name, cfg: cfg, strat: s, info: s.Info(),
+		prefix: cfg.KeyPrefix + "test:", keys: make([]string, cfg.Keys), state: make([]keyState, cfg.Keys),
+		origin: time.Now(), rec: newRecorder(cfg.Workers),
+	}
+	for i := range p.keys {
+		p.keys[i] = p.prefix + "k"
+	}
+	return p
+}
+
+func TestOpenLoopHoldsTheRate(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token")
+	cfg.Keys = 1000
+	cfg.Rate = 2000
+	cfg.Duration = 2 * time.Second
+	results, err := Run(context.Background(), cfg, Target{Client: c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	t.Logf("offered %.0f/s, achieved %.1f/s, dropped %d, p99 %dµs", r.OfferedRate, r.AcquireRate, r.Dropped, r.LatencyUS.Acquire.P99)
+	if dev := math.Abs(r.AcquireRate-cfg.Rate) / cfg.Rate; dev > 0.02 {
+		t.Fatalf("achieved %.1f/s for a target of %.0f/s: %.1f%% off, want within 2%%", r.AcquireRate, cfg.Rate, 100*dev)
+	}
+}
+
+func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token", "fenced")
+	cfg.Duration = time.Minute
+	cfg.Hold.Set("50ms") // most workers hold a lock when the interrupt comes
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	start := time.Now()
+	results, err := Run(ctx, cfg, Target{Client: c}, Options{})
+	if err == nil {
+		t.Fatal("an interrupted run returned no error")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the interrupt took %s to stop the run", took)
+	}
+	if len(results) != 1 || !results[0].Interrupted || results[0].Acquired == 0 {
+		t.Fatalf("want one interrupted phase with what it measured, got %+v", results)
+	}
+	if d := results[0].DurationS; d < 0.5 || d > 5 {
+		t.Fatalf("interrupted phase reports %.2fs measured", d)
+	}
+	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {
+		t.Fatalf("%d keys left behind: held locks were not released", n)
+	}
+}
+
+func TestFairnessIndex(t *testing.T) {
+	for _, tc := range []struct {
+		counts []uint64
+		want   float64
+	}{
+		{[]uint64{5, 5, 5, 5}, 1},
+		{[]uint64{20, 0, 0, 0}, 0.25},
+		{[]uint64{1, 3}, 16.0 / 20},
+	} {
+		r := newRecorder(len(tc.counts))
+		for i, n := range tc.counts {
+			r.perWorker[i].n = n
+		}
+		if got := r.fairness().Jain; math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("Jain%v = %v, want %v", tc.counts, got, tc.want)
+		}
+	}
+}
+
+func BenchmarkRecordCycle(b *testing.B) {
+	r := newRecorder(64)
+	r.on.Store(true)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		w := 0
+		for pb.Next() {
+			w = (w + 1) % 64
+			r.cycle(w, 850, 120, 1000, 90)
+		}
+	})
+	if r.merged()[mAcquire].TotalCount() == 0 {
+		b.Fatal("nothing recorded")
+	}
+}
+
+func TestRecordCycleDoesNotAllocate(t *testing.T) {
+	r := newRecorder(8)
+	r.on.Store(true)
+	if n := testing.AllocsPerRun(1000, func() { r.cycle(3, 850, 120, 1000, 90) }); n != 0 {
+		t.Fatalf("recording a cycle allocates %.1f times", n)
+	}
+	var ks keyState
+	if n := testing.AllocsPerRun(1000, func() {
+		ks.enter()
+		ks.write(7)
+		ks.exit()
+		ks.released(1, 10)
+		ks.handoff(2, 20)
+	}); n != 0 {
+		t.Fatalf("the oracle allocates %.1f times per cycle", n)
+	}
+}
+
+

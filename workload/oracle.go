@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// keyState is the engine's own view of one lock key, independent of any strategy: the
+// oracle's resource (who is inside, which fencing token it last accepted) and the last
+// release, for handoff latency. One per key, padded so that hot keys do not share a cache
+// line.
+type keyState struct {
+	holders   atomic.Int32  // workers inside the critical section now
+	lastFence atomic.Uint64 // largest fencing token the resource accepted
+
+	releasedAt atomic.Int64 // monotonic ns of the last release not yet handed off, 0 = none
+	releasedBy atomic.Int32 // worker of that release
+
+	_ [36]byte
+}
+
+// enter is a worker stepping into the critical section. It reports an overlap when
+// someone else is already inside: mutual exclusion failed, whatever the strategy believes.
+func (k *keyState) enter() (overlap bool) {
+	return k.holders.Add(1) > 1
+}
+
+func (k *keyState) exit() { k.holders.Add(-1) }
+
+// write is the protected resource checking a fenced write: a token lower than the last one
+// it accepted comes from a holder whose lease was superseded, and is refused. Writes without
+// a token (fence 0) are unchecked, as with any strategy that has none.
+func (k *keyState) write(fence uint64) (accepted bool) {
+	if fence == 0 {
+		return true
+	}
+	for {
+		last := k.lastFence.Load()
+		if fence < last {
+			return false
+		}
+		if fence == last || k.lastFence.CompareAndSwap(last, fence) {
+			return true
+		}
+	}
+}
+
+// released records that worker let the key go at now (ns since the phase clock's origin).
+func (k *keyState) released(worker int, now int64) {
+	k.releasedBy.Store(int32(worker))
+	k.releasedAt.Store(now)
+}
+
+// handoff returns how long ago another worker released the key, consuming that release so
+// that only the next acquire counts it; ok is false when there is none.
+func (k *keyState) handoff(worker int, now int64) (d time.Duration, ok bool) {
+	at := k.releasedAt.Swap(0)
+	if at == 0 || int(k.releasedBy.Load()) == worker {
+		return 0, false
+	}
+	return time.Duration(max(now-at, 0)), true
+}

@@ -1,0 +1,183 @@
+package workload
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+type metric int
+
+const (
+	mAcquire metric = iota
+	mRelease
+	mHandoff
+	mHold
+	nMetrics
+)
+
+// recorder collects one phase's measurements without a global lock: a worker records into
+// the shard its id maps to (a few shards per CPU, never one per worker — 10,000 workers must
+// not cost 10,000 histograms), and a single collector merges the shards once a second and at
+// the end. HDR histograms are not safe for concurrent use, hence a mutex per shard; workers
+// of one shard rarely meet there because a lock cycle takes a round trip or more.
+//
+// Nothing is recorded while the recorder is off (warm-up, drain). The switch is read under
+// the shard lock, so a tick that follows switching off sees every cycle there will be.
+type recorder struct {
+	on     atomic.Bool
+	shards []*shard
+
+	// Counted outside the shards: rare events.
+	overlaps, staleFences, lostLeases, dropped, reentries atomic.Uint64
+
+	perWorker []workerCount // acquisitions per worker, each written only by its worker
+}
+
+type shard struct {
+	mu       sync.Mutex
+	hist     [nMetrics]*hdrhistogram.Histogram // the measured window
+	second   *hdrhistogram.Histogram           // acquire latencies since the last tick
+	acquired uint64
+	timeouts uint64
+	errors   uint64
+	_        [40]byte
+}
+
+type workerCount struct {
+	n uint64
+	_ [56]byte
+}
+
+func newRecorder(workers int) *recorder {
+	r := &recorder{
+		shards:    make([]*shard, min(4*runtime.GOMAXPROCS(0), max(workers, 1))),
+		perWorker: make([]workerCount, workers),
+	}
+	for i := range r.shards {
+		s := &shard{second: report.NewHistogram()}
+		for m := range s.hist {
+			s.hist[m] = report.NewHistogram()
+		}
+		r.shards[i] = s
+	}
+	return r
+}
+
+// cycle records one completed lock cycle of worker w. Latencies are in µs; handoffUS < 0
+// means the acquire followed no release by another worker.
+func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) {
+	s := r.shards[w%len(r.shards)]
+	s.mu.Lock()
+	if !r.on.Load() {
+		s.mu.Unlock()
+		return
+	}
+	record(s.hist[mAcquire], acquireUS)
+	record(s.second, acquireUS)
+	if handoffUS >= 0 {
+		record(s.hist[mHandoff], handoffUS)
+	}
+	record(s.hist[mHold], holdUS)
+	record(s.hist[mRelease], releaseUS)
+	s.acquired++
+	s.mu.Unlock()
+	r.perWorker[w].n++
+}
+
+// timeout records an acquire that gave up after the acquire timeout.
+func (r *recorder) timeout(w int) {
+	s := r.shards[w%len(r.shards)]
+	s.mu.Lock()
+	if r.on.Load() {
+		s.timeouts++
+	}
+	s.mu.Unlock()
+}
+
+// failure records a Redis or network error.
+func (r *recorder) failure(w int) {
+	s := r.shards[w%len(r.shards)]
+	s.mu.Lock()
+	if r.on.Load() {
+		s.errors++
+	}
+	s.mu.Unlock()
+}
+
+// count adds to one of the rare-event counters while recording.
+func (r *recorder) count(c *atomic.Uint64) {
+	if r.on.Load() {
+		c.Add(1)
+	}
+}
+
+// record clamps v into the histogram's range: a value can only be out of range through a
+// clock oddity, and losing it silently would be worse than pinning it.
+func record(h *hdrhistogram.Histogram, v int64) {
+	_ = h.RecordValue(min(max(v, 0), report.HighestUS))
+}
+
+// totals are a snapshot of the shard counters.
+type totals struct{ acquired, timeouts, errors uint64 }
+
+// tick moves every shard's per-second acquire histogram into sec (which it resets first)
+// and returns the window's counters so far. Only the collector calls it.
+func (r *recorder) tick(sec *hdrhistogram.Histogram) totals {
+	sec.Reset()
+	var t totals
+	for _, s := range r.shards {
+		s.mu.Lock()
+		sec.Merge(s.second)
+		s.second.Reset()
+		t.acquired += s.acquired
+		t.timeouts += s.timeouts
+		t.errors += s.errors
+		s.mu.Unlock()
+	}
+	return t
+}
+
+// merged returns the window's histograms, merged over shards.
+func (r *recorder) merged() [nMetrics]*hdrhistogram.Histogram {
+	var out [nMetrics]*hdrhistogram.Histogram
+	for m := range out {
+		out[m] = report.NewHistogram()
+	}
+	for _, s := range r.shards {
+		s.mu.Lock()
+		for m, h := range s.hist {
+			out[m].Merge(h)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// fairness is Jain's index over per-worker acquisitions, with the extremes. Call it after
+// the workers have stopped.
+func (r *recorder) fairness() report.Fairness {
+	if len(r.perWorker) == 0 {
+		return report.Fairness{}
+	}
+	f := report.Fairness{MinPerWorker: r.perWorker[0].n}
+	var sum, sumSq float64
+	for _, c := range r.perWorker {
+		x := float64(c.n)
+		sum += x
+		sumSq += x * x
+		f.MinPerWorker = min(f.MinPerWorker, c.n)
+		f.MaxPerWorker = max(f.MaxPerWorker, c.n)
+		if c.n == 0 {
+			f.Starved++
+		}
+	}
+	if sumSq > 0 {
+		f.Jain = sum * sum / (float64(len(r.perWorker)) * sumSq)
+	}
+	return f
+}
