@@ -25,7 +25,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // Exit codes, as in vegeta, k6 and hey: distinct codes for failures a script acts on.
 const (
 	exitOK          = 0
-	exitFailure       = 1   // runtime failure: Redis unreachable, I/O error
+	exitFailure     = 1   // runtime failure: Redis unreachable, I/O error
 	exitUsage       = 2   // bad flag, value, profile or fault spec
 	exitUnsafe      = 3   // --fail-on-unsafe and mutual exclusion failed
 	exitRegression  = 4   // report compare --fail-on-regression found one

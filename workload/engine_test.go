@@ -226,5 +226,3 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 		t.Fatalf("the oracle allocates %.1f times per cycle", n)
 	}
 }
-
-
