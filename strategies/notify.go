@@ -28,8 +28,8 @@ type notifier struct {
 
 	mu     sync.Mutex
 	conn   rueidis.DedicatedClient
-	free   func()      // returns conn to the pool, which unsubscribes everything
-	broken bool        // conn reported a disconnect; reconnect on the next join
+	free   func() // returns conn to the pool, which unsubscribes everything
+	broken bool   // conn reported a disconnect; reconnect on the next join
 	chans  map[string]*subscription
 	closed bool
 	stop   chan struct{} // ends the sweeper

@@ -225,7 +225,7 @@ func WithClock(ctx context.Context, clock func() time.Time) context.Context {
 // precomputed.
 type resolved struct {
 	Options
-	ttlMS    int64
+	ttlMS   int64
 	ttlArg  string        // ttl in ms, formatted once for script arguments
 	renewal time.Duration // watchdog interval, 0 = off
 }

@@ -111,4 +111,3 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 }
-
