@@ -230,7 +230,27 @@ type resolved struct {
 	renewal time.Duration // watchdog interval, 0 = off
 }
 
+// Check validates the options that do not depend on a server (ttl, watchdog, wait, drift)
+// for the named strategy, without building it: a run checks every phase's options before
+// it connects anywhere.
+func Check(name string, o Options) error {
+	info, ok := Lookup(name)
+	if !ok {
+		return unknownStrategy(name)
+	}
+	_, err := resolveOptions(info, o)
+	return err
+}
+
 func resolve(info Info, o Options) (*resolved, error) {
+	r, err := resolveOptions(info, o)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.resolveTarget(info)
+}
+
+func resolveOptions(info Info, o Options) (*resolved, error) {
 	if o.TTL == 0 {
 		o.TTL = 10 * time.Second
 	}
@@ -268,32 +288,38 @@ func resolve(info Info, o Options) (*resolved, error) {
 	if o.Clock == nil {
 		r.Clock = time.Now
 	}
+	if o.DriftFactor == 0 {
+		r.DriftFactor = 0.01
+	}
+	if r.DriftFactor < 0 || r.DriftFactor >= 1 {
+		return nil, &OptionError{Field: "drift-factor", Value: fmt.Sprint(o.DriftFactor), Reason: "must be in [0, 1); default 0.01"}
+	}
+	if o.NodeTimeout == 0 {
+		r.NodeTimeout = min(max(o.TTL/20, 5*time.Millisecond), 500*time.Millisecond)
+	}
+	if r.NodeTimeout < 0 {
+		return nil, &OptionError{Field: "node-timeout", Value: o.NodeTimeout.String(), Reason: "must be > 0"}
+	}
+	return r, nil
+}
+
+// resolveTarget checks the clients the strategy needs.
+func (r *resolved) resolveTarget(info Info) error {
+	o := r.Options
 	if info.MultiNode {
 		if n := len(o.Nodes); n < 3 || n%2 == 0 {
-			return nil, &OptionError{Field: "nodes", Value: fmt.Sprint(n),
+			return &OptionError{Field: "nodes", Value: fmt.Sprint(n),
 				Reason: "redlock needs an odd number of independent masters, at least 3 (e.g. 3 or 5)"}
 		}
 		for i, c := range o.Nodes {
 			if c == nil {
-				return nil, &OptionError{Field: "nodes", Value: fmt.Sprint(i), Reason: "node client is nil"}
+				return &OptionError{Field: "nodes", Value: fmt.Sprint(i), Reason: "node client is nil"}
 			}
 		}
-		if o.DriftFactor == 0 {
-			r.DriftFactor = 0.01
-		}
-		if r.DriftFactor < 0 || r.DriftFactor >= 1 {
-			return nil, &OptionError{Field: "drift-factor", Value: fmt.Sprint(o.DriftFactor), Reason: "must be in [0, 1); default 0.01"}
-		}
-		if o.NodeTimeout == 0 {
-			r.NodeTimeout = min(max(o.TTL/20, 5*time.Millisecond), 500*time.Millisecond)
-		}
-		if r.NodeTimeout < 0 {
-			return nil, &OptionError{Field: "node-timeout", Value: o.NodeTimeout.String(), Reason: "must be > 0"}
-		}
 	} else if o.Client == nil {
-		return nil, &OptionError{Field: "client", Value: "nil", Reason: "strategy " + info.Name + " needs a Redis client"}
+		return &OptionError{Field: "client", Value: "nil", Reason: "strategy " + info.Name + " needs a Redis client"}
 	}
-	return r, nil
+	return nil
 }
 
 // now reads the clock for this call: WithClock's if set, else Options.Clock.

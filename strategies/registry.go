@@ -70,7 +70,7 @@ func New(name string, o Options) (Strategy, error) {
 	e, ok := registry.byName[name]
 	registry.RUnlock()
 	if !ok {
-		return nil, &OptionError{Field: "strategy", Value: name, Reason: "unknown strategy; valid: " + strings.Join(Names(), ", ")}
+		return nil, unknownStrategy(name)
 	}
 	r, err := resolve(e.info, o)
 	if err != nil {
@@ -81,6 +81,10 @@ func New(name string, o Options) (Strategy, error) {
 		return nil, fmt.Errorf("strategy %s: %w", name, err)
 	}
 	return s, nil
+}
+
+func unknownStrategy(name string) error {
+	return &OptionError{Field: "strategy", Value: name, Reason: "unknown strategy; valid: " + strings.Join(Names(), ", ")}
 }
 
 // renewable lists the strategies that accept a watchdog.

@@ -4,6 +4,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -129,6 +130,11 @@ func (c *Config) Validate() error {
 	if c.TTL == 0 {
 		c.TTL = 10 * time.Second
 	}
+	for _, s := range c.Strategies {
+		if err := strategies.Check(s, strategies.Options{TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait}); err != nil {
+			return err
+		}
+	}
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
@@ -163,14 +169,14 @@ func (d *KeyDist) Set(s string) error {
 		if hasArg {
 			f, err := strconv.ParseFloat(arg, 64)
 			if err != nil || !(f > 1) || math.IsInf(f, 0) {
-				return &ConfigError{Field: "key-dist", Value: s, Reason: "zipf exponent S must be a number > 1; valid: uniform, zipf[:S]"}
+				return errors.New("the zipf exponent must be a number S > 1; valid: uniform, zipf[:S]")
 			}
 			v.S = f
 		}
 		*d = v
 		return nil
 	}
-	return &ConfigError{Field: "key-dist", Value: s, Reason: "valid: uniform, zipf[:S] (S > 1, default 1.1)"}
+	return errors.New("valid: uniform, zipf[:S] (S > 1, default 1.1)")
 }
 
 // Type names the value for --help.
@@ -219,9 +225,7 @@ const holdForms = "valid: a duration (1ms), uniform:MIN..MAX, exp:MEAN"
 
 // Set parses a hold-time distribution.
 func (h *Hold) Set(s string) error {
-	bad := func(reason string) error {
-		return &ConfigError{Field: "hold", Value: s, Reason: reason + "; " + holdForms}
-	}
+	bad := func(reason string) error { return errors.New(reason + "; " + holdForms) }
 	name, arg, hasArg := strings.Cut(s, ":")
 	switch {
 	case !hasArg:

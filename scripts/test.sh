@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command of the README: what CI runs (.ci/run) and what a new user runs.
+# Tests need a real redis-server (they start their own on free loopback ports); when it is
+# missing this installs it with apt-get, as root or through sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "redis-server not found: installing it with apt-get (tests start real servers)" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server redis-tools >/dev/null
+  # The package may start a system service on 6379; tests never use it, and it is not ours
+  # to stop. Nothing here depends on it.
+fi
+
+unformatted=$(gofmt -l . | grep -v '^vendor/' || true)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+# CI=1: a missing redis-server fails the tests instead of skipping them.
+CI=1 go test -race -timeout 20m ./... "$@"
