@@ -93,6 +93,12 @@ type phase struct {
 	origin time.Time // monotonic origin of keyState timestamps
 	seed   uint64
 
+	// Open loop: the measured window is the arrivals due in [winStart, winEnd), however late
+	// they are sent or finish (wrk2's definition: lateness is latency, not lost rate).
+	winStart, winEnd time.Time
+	inflight         atomic.Int64  // in-window arrivals sent and not finished
+	paced            chan struct{} // closed when the pacer has sent its last arrival
+
 	firstErr atomic.Pointer[string] // the first Redis error a worker saw, for the report
 }
 
@@ -137,7 +143,14 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	defer stop()
 	var wg sync.WaitGroup
 	start := time.Now()
-	if p.cfg.Rate > 0 {
+	open := p.cfg.Rate > 0
+	var finish func() // runs when the window's time is up, before the last sample
+	if open {
+		p.winStart = start.Add(max(p.cfg.Warmup, 0))
+		p.winEnd = p.winStart.Add(p.cfg.Duration)
+		p.paced = make(chan struct{})
+		p.rec.on.Store(true) // arrivals due before winStart are not measured; see measured
+		finish = p.awaitInflight
 		arrivals := make(chan time.Time)
 		for w := range p.cfg.MaxInflight {
 			wg.Go(func() { p.openWorker(work, w, arrivals) })
@@ -171,8 +184,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsBefore := p.strat.Stats()
 	p.rec.on.Store(true)
 	windowStart := time.Now()
-	timeline, intervals := p.collect(ctx, windowStart, progress)
+	timeline, intervals := p.collect(ctx, windowStart, progress, finish)
 	windowEnd := time.Now()
+	if open && ctx.Err() == nil {
+		windowStart, windowEnd = p.winStart, p.winEnd
+	}
 	after, err := target.Snapshot(context.WithoutCancel(ctx), p.nodes)
 	infoErr = errors.Join(infoErr, err)
 	drain()
@@ -212,7 +228,7 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 
 // collect runs the measured window: once a second it merges the shards' last second into
 // the timeline and reports progress. It returns when the window ends or ctx does.
-func (p *phase) collect(ctx context.Context, start time.Time, progress func(Progress)) ([]report.Second, []report.Interval) {
+func (p *phase) collect(ctx context.Context, start time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval) {
 	end := time.NewTimer(p.cfg.Duration)
 	defer end.Stop()
 	tick := time.NewTicker(time.Second)
@@ -249,6 +265,9 @@ func (p *phase) collect(ctx context.Context, start time.Time, progress func(Prog
 		select {
 		case <-ctx.Done():
 		case <-end.C:
+			if finish != nil {
+				finish()
+			}
 		case now := <-tick.C:
 			sample(now)
 			continue
@@ -393,38 +412,77 @@ func (p *phase) openWorker(ctx context.Context, id int, arrivals <-chan time.Tim
 			return
 		case due := <-arrivals:
 			p.cycle(ctx, w, w.pick(), due)
+			if p.measured(due) {
+				p.inflight.Add(-1)
+			}
 		}
 	}
 }
 
 // pace issues open-loop arrivals on schedule. An arrival goes to a worker that is free at
 // that moment or is dropped: it is never queued, which would hide the wait.
+//
+// It stops with the last arrival due before the window's end, even if that one is sent late.
 func (p *phase) pace(ctx context.Context, start time.Time, arrivals chan<- time.Time) {
+	defer close(p.paced)
 	pacer := ConstantPacer{Rate: p.cfg.Rate}
 	for hits := uint64(0); ; hits++ {
+		due := start.Add(pacer.Due(hits))
+		if !due.Before(p.winEnd) {
+			return
+		}
 		if wait := pacer.Pace(time.Since(start), hits); wait > 0 && !sleepCtx(ctx, wait) {
 			return
 		}
+		measured := p.measured(due)
+		if measured {
+			p.inflight.Add(1)
+		}
 		select {
-		case arrivals <- start.Add(pacer.Due(hits)):
+		case arrivals <- due:
+			continue
 		case <-ctx.Done():
-			return
 		default:
-			p.rec.count(&p.rec.dropped)
+			if measured {
+				p.rec.dropped.Add(1)
+			}
+		}
+		if measured {
+			p.inflight.Add(-1)
+		}
+		if ctx.Err() != nil {
+			return
 		}
 	}
+}
+
+// awaitInflight waits, once the window's time is up, for the pacer to send the arrivals due
+// in it and for those to finish; bounded by the acquire timeout plus slack.
+func (p *phase) awaitInflight() {
+	deadline := time.Now().Add(p.cfg.AcquireTimeout + 2*time.Second + 4*p.cfg.Hold.MeanDuration())
+	<-p.paced
+	for p.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// measured reports whether a cycle intended to start at t counts: in the closed loop every
+// cycle does while recording is on; in the open loop only arrivals due in the window.
+func (p *phase) measured(t time.Time) bool {
+	return p.cfg.Rate == 0 || !t.Before(p.winStart)
 }
 
 // cycle is one lock cycle: acquire, enter the resource, hold, leave, release. Latencies
 // count from intended: the moment the acquire was due (open loop) or began (closed loop).
 func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
 	key := p.keys[k]
+	m := p.measured(intended)
 	actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
 	lease, err := p.strat.Acquire(actx, key, w.owner)
 	cancel()
 	got := time.Now()
 	if err != nil {
-		p.acquireFailed(ctx, w, err)
+		p.acquireFailed(ctx, w, err, m)
 		return
 	}
 
@@ -435,34 +493,43 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	}
 	fence := lease.Fence()
 	if ks.enter() {
-		p.rec.count(&p.rec.overlaps)
+		p.count(m, &p.rec.overlaps)
 	}
-	p.checkWrite(ks, fence)
-	nested := p.reenter(ctx, w, key)
+	p.checkWrite(ks, fence, m)
+	nested := p.reenter(ctx, w, key, m)
 	sleepCtx(ctx, p.cfg.Hold.sample(w.rng))
-	p.checkWrite(ks, fence) // a holder paused past its lease writes last: is it refused?
+	p.checkWrite(ks, fence, m) // a holder paused past its lease writes last: is it refused?
 	for i := len(nested) - 1; i >= 0; i-- {
-		p.release(ctx, w, nested[i])
+		p.release(ctx, w, nested[i], m)
 	}
 	ks.exit()
 
 	relStart := time.Now()
-	p.release(ctx, w, lease)
+	p.release(ctx, w, lease, m)
 	relEnd := time.Now()
 	ks.released(w.id, int64(relEnd.Sub(p.origin)))
-	p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
-		relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
+	if m {
+		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
+			relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
+	}
+}
+
+// count adds to a rare-event counter when the cycle is measured.
+func (p *phase) count(m bool, c *atomic.Uint64) {
+	if m {
+		p.rec.count(c)
+	}
 }
 
 // checkWrite is the protected resource receiving a write carrying fence.
-func (p *phase) checkWrite(ks *keyState, fence uint64) {
+func (p *phase) checkWrite(ks *keyState, fence uint64, m bool) {
 	if !ks.write(fence) {
-		p.rec.count(&p.rec.staleFences)
+		p.count(m, &p.rec.staleFences)
 	}
 }
 
 // reenter takes the held key again Reentry times, for reentrant strategies.
-func (p *phase) reenter(ctx context.Context, w *worker, key string) []strategies.Lease {
+func (p *phase) reenter(ctx context.Context, w *worker, key string, m bool) []strategies.Lease {
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		return nil
 	}
@@ -472,10 +539,10 @@ func (p *phase) reenter(ctx context.Context, w *worker, key string) []strategies
 		l, err := p.strat.Acquire(actx, key, w.owner)
 		cancel()
 		if err != nil {
-			p.acquireFailed(ctx, w, err)
+			p.acquireFailed(ctx, w, err, m)
 			break
 		}
-		p.rec.count(&p.rec.reentries)
+		p.count(m, &p.rec.reentries)
 		nested = append(nested, l)
 	}
 	return nested
@@ -483,7 +550,7 @@ func (p *phase) reenter(ctx context.Context, w *worker, key string) []strategies
 
 // release gives a lease up. Once the phase is over the release still happens — a benchmark
 // must not leave locks behind — but bounded in time.
-func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease) {
+func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) {
 	rctx := context.Background()
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -493,26 +560,30 @@ func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease) {
 	switch err := l.Release(rctx); {
 	case err == nil:
 	case errors.Is(err, strategies.ErrNotOwner):
-		p.rec.count(&p.rec.lostLeases)
+		p.count(m, &p.rec.lostLeases)
 	default:
-		p.failed(w, err)
+		p.failed(w, err, m)
 	}
 }
 
-func (p *phase) acquireFailed(ctx context.Context, w *worker, err error) {
+func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool) {
 	switch {
 	case ctx.Err() != nil:
 		// The phase ended or the run was interrupted: not the strategy's doing.
 	case errors.Is(err, strategies.ErrNotAcquired):
-		p.rec.timeout(w.id)
+		if m {
+			p.rec.timeout(w.id)
+		}
 	default:
-		p.failed(w, err)
+		p.failed(w, err, m)
 		sleepCtx(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
 	}
 }
 
-func (p *phase) failed(w *worker, err error) {
-	p.rec.failure(w.id)
+func (p *phase) failed(w *worker, err error, m bool) {
+	if m {
+		p.rec.failure(w.id)
+	}
 	msg := err.Error()
 	p.firstErr.CompareAndSwap(nil, &msg)
 }
