@@ -197,6 +197,7 @@ func BenchmarkRecordCycle(b *testing.B) {
 	r := newRecorder(64)
 	r.on.Store(true)
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		w := 0
 		for pb.Next() {
