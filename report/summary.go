@@ -10,7 +10,8 @@ import "time"
 
 // Summary is the result of one lockbench run.
 type Summary struct {
-	Tool        string    `json:"tool"` // always "lockbench"
+	Tool        string    `json:"tool"`           // always "lockbench"
+	Kind        string    `json:"kind,omitempty"` // run (also when empty) | sweep | capacity
 	Version     string    `json:"version"`
 	StartedAt   time.Time `json:"started_at"` // RFC3339 in JSON
 	Interrupted bool      `json:"interrupted"`
@@ -20,6 +21,49 @@ type Summary struct {
 	// Notes are lines a reader must see with the numbers (e.g. that the target is an
 	// in-process fake); reporters print them.
 	Notes []string `json:"notes,omitempty"`
+
+	// Node is "I/N" when this is one of N processes of a multi-machine run (--node).
+	Node string `json:"node,omitempty"`
+	// Merged counts the result files `report merge` combined into this one (0 = not merged).
+	Merged int `json:"merged,omitempty"`
+
+	// Sweep: the parameter varied, one phase per value per strategy; Recommendations are
+	// lines derived from the data (e.g. the smallest safe ttl).
+	Sweep           *Sweep   `json:"sweep,omitempty"`
+	Recommendations []string `json:"recommendations,omitempty"`
+
+	// Capacity: the answer per strategy of `lockbench capacity`, with every step it ran.
+	Capacity []Capacity `json:"capacity,omitempty"`
+}
+
+// Sweep describes a parameter sweep.
+type Sweep struct {
+	Param  string   `json:"param"`  // ttl | watchdog | wait | workers | keys | hold | rate
+	Values []string `json:"values"` // as given on the command line
+}
+
+// Capacity is one strategy's capacity search: the highest offered rate that met the SLO.
+type Capacity struct {
+	Strategy string         `json:"strategy"`
+	SLO      string         `json:"slo"` // e.g. "p99<=5ms timeouts<=0.1%"
+	Steps    []CapacityStep `json:"steps"`
+	// MaxRate is the highest offered acquisitions/s that passed; 0 when none did.
+	MaxRate float64 `json:"max_rate"`
+	// CPUPercentAtMax is Redis CPU (% of one core) at MaxRate.
+	CPUPercentAtMax float64 `json:"cpu_percent_at_max"`
+}
+
+// CapacityStep is one open-loop step of a capacity search.
+type CapacityStep struct {
+	Stage           string  `json:"stage"` // ramp | bisect
+	Offered         float64 `json:"offered"`
+	Achieved        float64 `json:"achieved"`
+	Dropped         uint64  `json:"dropped"`
+	P99US           int64   `json:"p99_us"`
+	TimeoutRate     float64 `json:"timeout_rate"` // timeouts / (acquired + timeouts)
+	RedisCPUPercent float64 `json:"redis_cpu_percent"`
+	Pass            bool    `json:"pass"`
+	Reason          string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
 
 // Target says where the numbers were measured.
@@ -52,7 +96,11 @@ type Config struct {
 
 // Result is one phase: one strategy driven for the configured duration.
 type Result struct {
-	Strategy   string  `json:"strategy"`
+	Strategy string `json:"strategy"`
+	// Label tells phases of the same strategy apart (a sweep value, a profile's phase label);
+	// empty for a plain run. ParamValue is the swept parameter's value for this phase.
+	Label      string  `json:"label,omitempty"`
+	ParamValue string  `json:"param_value,omitempty"`
 	Wait       string  `json:"wait"`
 	TTLMS      int64   `json:"ttl_ms"`
 	WatchdogMS int64   `json:"watchdog_ms"` // resolved renewal interval, 0 = off
@@ -69,10 +117,16 @@ type Result struct {
 
 	LatencyUS Latencies `json:"latency_us"`
 	Safety    Safety    `json:"safety"`
-	Redis     RedisCost `json:"redis"`
-	Fairness  Fairness  `json:"fairness"`
-	Renewals  uint64    `json:"renewals"`
-	Timeline  []Second  `json:"timeline"`
+	// Verdict is "safe" or "UNSAFE: n overlaps"; a fenced strategy whose every stale write
+	// was refused is "safe (fenced)".
+	Verdict string `json:"verdict"`
+	// Faults are the fault specs active in this phase; Events is what they did, when.
+	Faults   []string  `json:"faults,omitempty"`
+	Events   []Event   `json:"events,omitempty"`
+	Redis    RedisCost `json:"redis"`
+	Fairness Fairness  `json:"fairness"`
+	Renewals uint64    `json:"renewals"`
+	Timeline []Second  `json:"timeline"`
 
 	// Histograms carries the phase's full HDR histograms, encoded, so that results of
 	// several processes can be merged exactly (never by averaging percentiles).
@@ -121,6 +175,16 @@ type Safety struct {
 	StaleFences uint64 `json:"stale_fences"`
 	// LostLeases: a release found the lease already gone (expired or taken over).
 	LostLeases uint64 `json:"lost_leases"`
+	// StuckKeys: locks left in Redis without a ttl at the phase's end (a deadlock waiting to
+	// happen, e.g. setnx-expire after a crash between its two commands).
+	StuckKeys uint64 `json:"stuck_keys"`
+}
+
+// Event is something a fault did during a phase.
+type Event struct {
+	TS    float64 `json:"t_s"`   // seconds since the measured window began (negative: warm-up)
+	Fault string  `json:"fault"` // the fault spec
+	What  string  `json:"what"`  // e.g. "node 2 paused for 2s", "node 0 killed"
 }
 
 // RedisCost is the phase's INFO deltas over every node, lockbench's own INFO calls excluded,
@@ -147,6 +211,11 @@ type Fairness struct {
 	MinPerWorker uint64 `json:"min_per_worker"`
 	MaxPerWorker uint64 `json:"max_per_worker"`
 	Starved      int    `json:"starved"`
+	// Workers, Sum and SumSquares of per-worker acquisitions let `report merge` compute the
+	// exact Jain index over every process's workers.
+	Workers    int     `json:"workers"`
+	Sum        float64 `json:"sum"`
+	SumSquares float64 `json:"sum_squares"`
 }
 
 // Second is one point of the per-second timeline.
@@ -157,6 +226,8 @@ type Second struct {
 	Overlaps uint64  `json:"overlaps"`
 	Timeouts uint64  `json:"timeouts"`
 	Errors   uint64  `json:"errors"`
+	// Events are the fault events of this second, as "fault: what".
+	Events []string `json:"events,omitempty"`
 }
 
 // Histograms are HdrHistogram's compressed V2 encoding as base64 text (what hdrhistogram-go's

@@ -176,6 +176,7 @@ func (r *recorder) fairness() report.Fairness {
 			f.Starved++
 		}
 	}
+	f.Workers, f.Sum, f.SumSquares = len(r.perWorker), sum, sumSq
 	if sumSq > 0 {
 		f.Jain = sum * sum / (float64(len(r.perWorker)) * sumSq)
 	}
