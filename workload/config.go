@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +19,15 @@ import (
 
 // Config is one run. Zero values take the defaults documented per field; Validate fills them
 // and reports what it cannot use as a *ConfigError naming the field (the CLI flag).
+//
+// A run is a list of phases, one strategy each, run one after the other on fresh keys. The
+// settings below are the run's; a Phase may override the ones it carries. When Phases is
+// empty, Validate makes one phase per entry of Strategies with the run's settings.
 type Config struct {
 	// Strategies are run one per phase, in order. Default: token.
 	Strategies []string
+	// Phases, when set, replace Strategies (profiles and sweeps build them).
+	Phases []Phase
 	// Workers is the number of goroutines (closed loop) or the default MaxInflight (open
 	// loop). Default 100.
 	Workers int
@@ -49,9 +56,41 @@ type Config struct {
 	TTL      time.Duration
 	Watchdog strategies.Watchdog
 	Wait     strategies.Wait
+	// Faults are the fault specs of every phase (a Phase adds its own); the engine hands
+	// them to Options.Faults and reports them.
+	Faults []string
 	// KeyPrefix starts every key of the run; each phase adds its own part. Default
 	// "lockbench:<random>:".
 	KeyPrefix string
+}
+
+// Phase is one strategy driven for one measured window, with its own settings. Build one
+// with Config.Phase, which copies the run's settings, then override what differs.
+type Phase struct {
+	Strategy string
+	// Label tells phases of one strategy apart in reports ("wd=auto", "ttl=200ms").
+	Label string
+	// ParamValue is the swept parameter's value, for sweeps.
+	ParamValue string
+
+	Workers     int
+	Rate        float64
+	MaxInflight int
+	Keys        int
+	Hold        Hold
+	TTL         time.Duration
+	Watchdog    strategies.Watchdog
+	Wait        strategies.Wait
+	Faults      []string
+}
+
+// Phase returns a phase of strategy with the run's settings. Call it after Validate, or
+// on a Config whose settings are already final.
+func (c *Config) Phase(strategy string) Phase {
+	return Phase{
+		Strategy: strategy, Workers: c.Workers, Rate: c.Rate, MaxInflight: c.MaxInflight, Keys: c.Keys,
+		Hold: c.Hold, TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait, Faults: slices.Clone(c.Faults),
+	}
 }
 
 // ConfigError is a configuration value the engine cannot use.
@@ -65,49 +104,17 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("invalid --%s %q: %s", e.Field, e.Value, e.Reason)
 }
 
-// Validate fills defaults and checks the configuration. Strategy-specific options (ttl,
-// watchdog, wait) are checked when each phase builds its strategy.
+// Validate fills defaults and checks the configuration, phases included, without talking
+// to Redis: strategy options (ttl, watchdog, wait) are checked here too.
 func (c *Config) Validate() error {
-	if len(c.Strategies) == 0 {
-		c.Strategies = []string{"token"}
-	}
-	var reentrant []string
-	for _, s := range c.Strategies {
-		info, ok := strategies.Lookup(s)
-		if !ok {
-			return &ConfigError{Field: "strategy", Value: s, Reason: "unknown strategy; valid: " + strings.Join(strategies.Names(), ", ") + ", all"}
-		}
-		if info.Reentrant {
-			reentrant = append(reentrant, s)
-		}
-	}
 	if c.Workers == 0 {
 		c.Workers = 100
-	}
-	if c.Workers < 0 {
-		return &ConfigError{Field: "workers", Value: strconv.Itoa(c.Workers), Reason: "must be at least 1"}
-	}
-	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
-		return &ConfigError{Field: "rate", Value: fmt.Sprint(c.Rate), Reason: "must be a number of acquisitions per second > 0, or 0 for a closed loop"}
-	}
-	if c.MaxInflight == 0 {
-		c.MaxInflight = c.Workers
-	}
-	if c.MaxInflight < 0 {
-		return &ConfigError{Field: "max-inflight", Value: strconv.Itoa(c.MaxInflight), Reason: "must be at least 1"}
 	}
 	if c.Keys == 0 {
 		c.Keys = 1
 	}
-	if c.Keys < 0 {
-		return &ConfigError{Field: "keys", Value: strconv.Itoa(c.Keys), Reason: "must be at least 1"}
-	}
-	if c.Reentry < 0 {
-		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry), Reason: "must be >= 0"}
-	}
-	if c.Reentry > 0 && len(reentrant) == 0 {
-		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry),
-			Reason: "needs a reentrant strategy; valid: reentrant-local, reentrant-hash"}
+	if c.TTL == 0 {
+		c.TTL = 10 * time.Second
 	}
 	if c.Duration == 0 {
 		c.Duration = 10 * time.Second
@@ -118,27 +125,74 @@ func (c *Config) Validate() error {
 	if c.Warmup == 0 {
 		c.Warmup = time.Second
 	}
-	if c.Warmup < 0 {
-		c.Warmup = 0
-	}
+	c.Warmup = max(c.Warmup, 0)
 	if c.AcquireTimeout == 0 {
 		c.AcquireTimeout = 5 * time.Second
 	}
 	if c.AcquireTimeout < 0 {
 		return &ConfigError{Field: "acquire-timeout", Value: c.AcquireTimeout.String(), Reason: "must be > 0"}
 	}
-	if c.TTL == 0 {
-		c.TTL = 10 * time.Second
+	if c.Reentry < 0 {
+		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry), Reason: "must be >= 0"}
 	}
-	for _, s := range c.Strategies {
-		if err := strategies.Check(s, strategies.Options{TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait}); err != nil {
+	if len(c.Phases) == 0 {
+		if len(c.Strategies) == 0 {
+			c.Strategies = []string{"token"}
+		}
+		for _, s := range c.Strategies {
+			c.Phases = append(c.Phases, c.Phase(s))
+		}
+	}
+	c.Strategies = c.Strategies[:0]
+	reentrant := false
+	for i := range c.Phases {
+		ph := &c.Phases[i]
+		if err := ph.validate(); err != nil {
 			return err
 		}
+		c.Strategies = append(c.Strategies, ph.Strategy)
+		info, _ := strategies.Lookup(ph.Strategy)
+		reentrant = reentrant || info.Reentrant
+	}
+	if c.Reentry > 0 && !reentrant {
+		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry),
+			Reason: "needs a reentrant strategy; valid: reentrant-local, reentrant-hash"}
 	}
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
 	return nil
+}
+
+// validate fills a phase's open-loop default and checks its settings.
+func (ph *Phase) validate() error {
+	if _, ok := strategies.Lookup(ph.Strategy); !ok {
+		return &ConfigError{Field: "strategy", Value: ph.Strategy, Reason: "unknown strategy; valid: " + strings.Join(strategies.Names(), ", ") + ", all"}
+	}
+	if ph.Workers < 1 {
+		return &ConfigError{Field: "workers", Value: strconv.Itoa(ph.Workers), Reason: "must be at least 1"}
+	}
+	if ph.Rate < 0 || math.IsNaN(ph.Rate) || math.IsInf(ph.Rate, 0) {
+		return &ConfigError{Field: "rate", Value: fmt.Sprint(ph.Rate), Reason: "must be a number of acquisitions per second > 0, or 0 for a closed loop"}
+	}
+	if ph.MaxInflight == 0 {
+		ph.MaxInflight = ph.Workers
+	}
+	if ph.MaxInflight < 0 {
+		return &ConfigError{Field: "max-inflight", Value: strconv.Itoa(ph.MaxInflight), Reason: "must be at least 1"}
+	}
+	if ph.Keys < 1 {
+		return &ConfigError{Field: "keys", Value: strconv.Itoa(ph.Keys), Reason: "must be at least 1"}
+	}
+	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait})
+}
+
+// concurrency is how many workers the phase runs.
+func (ph *Phase) concurrency() int {
+	if ph.Rate > 0 {
+		return ph.MaxInflight
+	}
+	return ph.Workers
 }
 
 // KeyDist is a key distribution: "uniform" or "zipf[:S]" with S > 1 (default 1.1; larger S
@@ -310,5 +364,6 @@ func (c *Config) Report() report.Config {
 		TTLMS:            c.TTL.Milliseconds(),
 		Watchdog:         c.Watchdog.String(),
 		Wait:             c.Wait.String(),
+		Faults:           c.Faults,
 	}
 }

@@ -2,11 +2,13 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -104,7 +106,7 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := testPhase(&cfg, grantAll{})
+	p := testPhase(&cfg, cfg.Phases[0], grantAll{})
 	r, err := p.run(context.Background(), 1, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -119,11 +121,11 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 }
 
 // testPhase builds a phase around any Strategy, without Redis.
-func testPhase(cfg *Config, s strategies.Strategy) *phase {
+func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
-		name: s.Info().Name, cfg: cfg, strat: s, info: s.Info(),
-		prefix: cfg.KeyPrefix + "test:", keys: make([]string, cfg.Keys), state: make([]keyState, cfg.Keys),
-		origin: time.Now(), rec: newRecorder(cfg.Workers),
+		ph: ph, cfg: cfg, strat: s, info: s.Info(),
+		prefix: cfg.KeyPrefix + "test:", keys: make([]string, ph.Keys), state: make([]keyState, ph.Keys),
+		origin: time.Now(), rec: newRecorder(ph.concurrency()),
 	}
 	for i := range p.keys {
 		p.keys[i] = p.prefix + "k"
@@ -225,5 +227,69 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 		ks.handoff(2, 20)
 	}); n != 0 {
 		t.Fatalf("the oracle allocates %.1f times per cycle", n)
+	}
+}
+
+// Phases carry their own settings: holds longer than the ttl overlap without a watchdog and
+// do not with one — the long-hold question, answered in one run.
+func TestPhasesOverrideSettings(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig()
+	cfg.Workers, cfg.Duration = 4, 1500*time.Millisecond
+	cfg.TTL = 200 * time.Millisecond
+	cfg.Hold.Set("400ms")
+	bare := cfg.Phase("token")
+	guarded := cfg.Phase("token")
+	guarded.Watchdog, guarded.Label = strategies.Watchdog{Auto: true}, "wd=auto"
+	cfg.Phases = []Phase{bare, guarded}
+	results, err := Run(context.Background(), cfg, Target{Client: c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Safety.Overlaps == 0 || r.Verdict == "safe" || r.WatchdogMS != 0 {
+		t.Errorf("no watchdog, hold 2x ttl: want overlaps and an UNSAFE verdict, got %d overlaps, %q", r.Safety.Overlaps, r.Verdict)
+	}
+	if r := results[1]; r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Renewals == 0 || r.Label != "wd=auto" || r.WatchdogMS == 0 {
+		t.Errorf("watchdog on: want safe with renewals, got %d overlaps, %q, %d renewals, label %q", r.Safety.Overlaps, r.Verdict, r.Renewals, r.Label)
+	}
+}
+
+// crashAll is a test fault: every setnx-expire client dies between its two commands.
+type crashAll struct{}
+
+func (crashAll) Hooks() strategies.Hooks {
+	return strategies.Hooks{AfterSetNX: func(context.Context, string, string) error { return errors.New("killed") }}
+}
+func (crashAll) WorkerContext(ctx context.Context, _ int) context.Context { return ctx }
+func (crashAll) Stall(context.Context, int, string)                       {}
+func (crashAll) Run(ctx context.Context, _ time.Time, emit func(report.Event)) {
+	emit(report.Event{TS: 0, Fault: "crash-all", What: "armed"})
+	<-ctx.Done()
+}
+
+func TestStuckKeysAndFaultEvents(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("setnx-expire")
+	cfg.Keys, cfg.Workers, cfg.Duration = 3, 6, 500*time.Millisecond
+	cfg.AcquireTimeout = 100 * time.Millisecond
+	cfg.Faults = []string{"crash-all"}
+	results, err := Run(context.Background(), cfg, Target{Client: c}, Options{
+		Faults: func(Phase) (Faults, error) { return crashAll{}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	if r.Safety.StuckKeys != 3 {
+		t.Errorf("every key was left by a crashed client without a ttl: want 3 stuck keys, got %d", r.Safety.StuckKeys)
+	}
+	if r.Acquired != 0 || r.Timeouts == 0 {
+		t.Errorf("with every lock stuck nobody acquires: acquired %d, timeouts %d", r.Acquired, r.Timeouts)
+	}
+	if len(r.Events) != 1 || len(r.Timeline) == 0 || len(r.Timeline[0].Events) != 1 || len(r.Faults) != 1 {
+		t.Errorf("the fault's event should be in the result and the first second: %+v / %+v", r.Events, r.Timeline)
+	}
+	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {
+		t.Errorf("%d keys left after the phase: stuck keys must still be cleaned up", n)
 	}
 }

@@ -1,0 +1,240 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// worker is one goroutine's state; nothing in it is shared.
+type worker struct {
+	id    int
+	owner string // unique across processes: lockbench's process id plus the worker number
+	rng   *rand.Rand
+	pick  func() int
+}
+
+// processID distinguishes this process's owners from another lockbench's on the same keys.
+var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
+
+func (p *phase) newWorker(id int) *worker {
+	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
+	return &worker{id: id, owner: processID + ":" + strconv.Itoa(id), rng: r, pick: p.cfg.KeyDist.picker(len(p.keys), r)}
+}
+
+func (p *phase) closedWorker(ctx context.Context, id int) {
+	w := p.newWorker(id)
+	for ctx.Err() == nil {
+		p.cycle(ctx, w, w.pick(), time.Now())
+	}
+}
+
+func (p *phase) openWorker(ctx context.Context, id int, arrivals <-chan time.Time) {
+	w := p.newWorker(id)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case due := <-arrivals:
+			p.cycle(ctx, w, w.pick(), due)
+			if p.measured(due) {
+				p.inflight.Add(-1)
+			}
+		}
+	}
+}
+
+// pace issues open-loop arrivals on schedule. An arrival goes to a worker that is free at
+// that moment or is dropped: it is never queued, which would hide the wait. It stops with
+// the last arrival due before the window's end, even if that one is sent late.
+func (p *phase) pace(ctx context.Context, start time.Time, arrivals chan<- time.Time) {
+	defer close(p.paced)
+	pacer := ConstantPacer{Rate: p.ph.Rate}
+	for hits := uint64(0); ; hits++ {
+		due := start.Add(pacer.Due(hits))
+		if !due.Before(p.winEnd) {
+			return
+		}
+		if wait := pacer.Pace(time.Since(start), hits); wait > 0 && !sleepCtx(ctx, wait) {
+			return
+		}
+		measured := p.measured(due)
+		if measured {
+			p.inflight.Add(1)
+		}
+		select {
+		case arrivals <- due:
+			continue
+		case <-ctx.Done():
+		default:
+			if measured {
+				p.rec.dropped.Add(1)
+			}
+		}
+		if measured {
+			p.inflight.Add(-1)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// awaitInflight waits, once the window's time is up, for the pacer to send the arrivals due
+// in it and for those to finish; bounded by the acquire timeout plus slack.
+func (p *phase) awaitInflight() {
+	deadline := time.Now().Add(p.cfg.AcquireTimeout + 2*time.Second + 4*p.ph.Hold.MeanDuration())
+	<-p.paced
+	for p.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// measured reports whether a cycle intended to start at t counts: in the closed loop every
+// cycle does while recording is on; in the open loop only arrivals due in the window.
+func (p *phase) measured(t time.Time) bool {
+	return p.ph.Rate == 0 || !t.Before(p.winStart)
+}
+
+// cycle is one lock cycle: acquire, enter the resource, hold, leave, release. Latencies
+// count from intended: the moment the acquire was due (open loop) or began (closed loop).
+func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
+	key := p.keys[k]
+	m := p.measured(intended)
+	actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
+	lease, err := p.strat.Acquire(actx, key, w.owner)
+	cancel()
+	got := time.Now()
+	if err != nil {
+		p.acquireFailed(ctx, w, err, m)
+		return
+	}
+
+	ks := &p.state[k]
+	handoffUS := int64(-1)
+	if d, ok := ks.handoff(w.id, int64(got.Sub(p.origin))); ok {
+		handoffUS = d.Microseconds()
+	}
+	fence := lease.Fence()
+	if ks.enter() {
+		p.count(m, &p.rec.overlaps)
+	}
+	p.checkWrite(ks, fence, m)
+	nested := p.reenter(ctx, w, key, m)
+	sleepCtx(ctx, p.ph.Hold.sample(w.rng))
+	if p.faults != nil {
+		p.faults.Stall(ctx, w.id, w.owner)
+	}
+	p.checkWrite(ks, fence, m) // a holder paused past its lease writes last: is it refused?
+	for i := len(nested) - 1; i >= 0; i-- {
+		p.release(ctx, w, nested[i], m)
+	}
+	ks.exit()
+
+	relStart := time.Now()
+	p.release(ctx, w, lease, m)
+	relEnd := time.Now()
+	ks.released(w.id, int64(relEnd.Sub(p.origin)))
+	if m {
+		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
+			relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
+	}
+}
+
+// count adds to a rare-event counter when the cycle is measured.
+func (p *phase) count(m bool, c *atomic.Uint64) {
+	if m {
+		p.rec.count(c)
+	}
+}
+
+// checkWrite is the protected resource receiving a write carrying fence.
+func (p *phase) checkWrite(ks *keyState, fence uint64, m bool) {
+	if !ks.write(fence) {
+		p.count(m, &p.rec.staleFences)
+	}
+}
+
+// reenter takes the held key again Reentry times, for reentrant strategies.
+func (p *phase) reenter(ctx context.Context, w *worker, key string, m bool) []strategies.Lease {
+	if p.cfg.Reentry == 0 || !p.info.Reentrant {
+		return nil
+	}
+	nested := make([]strategies.Lease, 0, p.cfg.Reentry)
+	for range p.cfg.Reentry {
+		actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
+		l, err := p.strat.Acquire(actx, key, w.owner)
+		cancel()
+		if err != nil {
+			p.acquireFailed(ctx, w, err, m)
+			break
+		}
+		p.count(m, &p.rec.reentries)
+		nested = append(nested, l)
+	}
+	return nested
+}
+
+// release gives a lease up. Once the phase is over the release still happens — a benchmark
+// must not leave locks behind — but bounded in time.
+func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) {
+	rctx := context.Background()
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(rctx, 2*time.Second)
+		defer cancel()
+	}
+	switch err := l.Release(rctx); {
+	case err == nil:
+	case errors.Is(err, strategies.ErrNotOwner):
+		p.count(m, &p.rec.lostLeases)
+	default:
+		p.failed(w, err, m)
+	}
+}
+
+func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool) {
+	switch {
+	case ctx.Err() != nil:
+		// The phase ended or the run was interrupted: not the strategy's doing.
+	case errors.Is(err, strategies.ErrNotAcquired):
+		if m {
+			p.rec.timeout(w.id)
+		}
+	case errors.Is(err, strategies.ErrCrashed):
+		// A simulated crash: the client "restarts" and goes on; its lock stays behind.
+		p.count(m, &p.rec.crashes)
+	default:
+		p.failed(w, err, m)
+		sleepCtx(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
+	}
+}
+
+func (p *phase) failed(w *worker, err error, m bool) {
+	if m {
+		p.rec.failure(w.id)
+	}
+	msg := err.Error()
+	p.firstErr.CompareAndSwap(nil, &msg)
+}
+
+// sleepCtx sleeps d unless ctx ends first; it reports whether the full time passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
