@@ -60,8 +60,11 @@ type Config struct {
 	// them to Options.Faults and reports them.
 	Faults []string
 	// KeyPrefix starts every key of the run; each phase adds its own part. Default
-	// "lockbench:<random>:".
+	// "lockbench:<random>:", or the barrier's shared prefix.
 	KeyPrefix string
+	// Barrier, when set, runs this process as one of several that meet before and after
+	// every phase (multi-machine runs).
+	Barrier *Barrier
 }
 
 // Phase is one strategy driven for one measured window, with its own settings. Build one
@@ -158,7 +161,13 @@ func (c *Config) Validate() error {
 		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry),
 			Reason: "needs a reentrant strategy; valid: reentrant-local, reentrant-hash"}
 	}
-	if c.KeyPrefix == "" {
+	if err := c.Barrier.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Barrier != nil:
+		c.KeyPrefix = c.Barrier.prefix() // the processes must contend for the same keys
+	case c.KeyPrefix == "":
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
 	return nil

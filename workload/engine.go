@@ -107,6 +107,7 @@ func strategyOptions(ph Phase, t Target, hooks strategies.Hooks) strategies.Opti
 type phase struct {
 	index  int
 	ph     Phase
+	client rueidis.Client // for the barrier
 	cfg    *Config
 	strat  strategies.Strategy
 	info   strategies.Info
@@ -133,7 +134,7 @@ type phase struct {
 
 func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, error) {
 	p := &phase{
-		index: index, ph: ph, cfg: cfg,
+		index: index, ph: ph, cfg: cfg, client: t.Client,
 		prefix: cfg.KeyPrefix + strconv.Itoa(index+1) + ":" + ph.Strategy + ":",
 		keys:   make([]string, ph.Keys),
 		state:  make([]keyState, ph.Keys),
@@ -171,7 +172,14 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 // phase's keys deleted before it returns.
 func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, error) {
 	defer p.strat.Close()
-	defer p.cleanup()
+	defer func() {
+		if p.leader() {
+			p.cleanup()
+		}
+	}()
+	if err := p.meet(ctx, "start"); err != nil {
+		return p.result(time.Now(), time.Now(), nil, nil), err
+	}
 
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
@@ -248,13 +256,29 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	} else {
 		r.Notes = append(r.Notes, "Redis cost not measured: "+infoErr.Error())
 	}
-	r.Safety.StuckKeys = p.stuckKeys()
+	if err := p.meet(ctx, "end"); err != nil && ctx.Err() == nil {
+		r.Notes = append(r.Notes, err.Error())
+	}
+	if p.leader() {
+		r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
+	}
 	if ctx.Err() != nil {
 		r.Interrupted = true
 		return r, ctx.Err()
 	}
 	return r, nil
 }
+
+// meet waits for the other processes of a multi-machine run at this phase's point.
+func (p *phase) meet(ctx context.Context, point string) error {
+	if p.cfg.Barrier == nil {
+		return nil
+	}
+	return p.cfg.Barrier.meet(ctx, p.client, strconv.Itoa(p.index+1)+":"+point)
+}
+
+// leader reports whether this process owns the phase's shared chores (stuck keys, cleanup).
+func (p *phase) leader() bool { return p.cfg.Barrier == nil || p.cfg.Barrier.Node == 1 }
 
 func (p *phase) workerContext(ctx context.Context, w int) context.Context {
 	if p.faults == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,5 +293,65 @@ func TestStuckKeysAndFaultEvents(t *testing.T) {
 	}
 	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys left after the phase: stuck keys must still be cleaned up", n)
+	}
+}
+
+// Three processes — here three Runs in one test, each with its own clients, as three
+// machines would have — meet at the barrier, contend for the same keys, and their windows
+// line up.
+func TestBarrierLinesUpThreeProcesses(t *testing.T) {
+	srv, _ := redistest.Server(t)
+	const n = 3
+	type out struct {
+		res []report.Result
+		end time.Time
+		err error
+	}
+	outs := make(chan out, n)
+	for i := range n {
+		c := redistest.Client(t, srv.Addr)
+		go func() {
+			time.Sleep(time.Duration(i) * 300 * time.Millisecond) // they do not start together
+			cfg := shortConfig("token")
+			cfg.Workers, cfg.Duration = 5, 500*time.Millisecond
+			cfg.Barrier = &Barrier{Name: "bt", Node: i + 1, Nodes: n, Timeout: 10 * time.Second}
+			res, err := Run(context.Background(), cfg, Target{Client: c}, Options{})
+			outs <- out{res, time.Now(), err}
+		}()
+	}
+	var ends []time.Time
+	var acquired uint64
+	for range n {
+		o := <-outs
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		ends = append(ends, o.end)
+		acquired += o.res[0].Acquired
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+	if spread := ends[n-1].Sub(ends[0]); spread > 300*time.Millisecond {
+		t.Errorf("processes that started 600ms apart finished %s apart: the barrier did not line them up", spread)
+	}
+	if acquired == 0 {
+		t.Error("nothing acquired")
+	}
+	c := redistest.Client(t, srv.Addr)
+	keys, _ := c.Do(context.Background(), c.B().Keys().Pattern("lockbench:bt:*").Build()).AsStrSlice()
+	for _, k := range keys {
+		if !strings.Contains(k, ":barrier:") {
+			t.Errorf("key left after the run: %s", k) // only the expiring barrier counters may remain
+		}
+	}
+}
+
+func TestParseNode(t *testing.T) {
+	if i, n, err := ParseNode("2/3"); i != 2 || n != 3 || err != nil {
+		t.Errorf("ParseNode(2/3) = %d, %d, %v", i, n, err)
+	}
+	for _, bad := range []string{"3", "0/3", "4/3", "a/b", "1/0"} {
+		if _, _, err := ParseNode(bad); err == nil {
+			t.Errorf("ParseNode(%q) accepted", bad)
+		}
 	}
 }
