@@ -1,0 +1,221 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+// SLO is what a capacity step must meet: acquire p99 (from the intended start) at most P99,
+// at most TimeoutRate of acquisitions timing out or failing, and an achieved rate of at least
+// 98% of the offered one.
+type SLO struct {
+	P99         time.Duration
+	TimeoutRate float64 // a fraction: 0.001 = 0.1%
+}
+
+// MinAchieved is the share of the offered rate a passing step must achieve.
+const MinAchieved = 0.98
+
+const sloForms = "want p99=DURATION[,timeouts=PERCENT%], e.g. p99=5ms,timeouts=0.1%"
+
+// ParseSLO reads "p99=5ms[,timeouts=0.1%]". Without timeouts, 0.1% is allowed.
+func ParseSLO(s string) (SLO, error) {
+	slo := SLO{TimeoutRate: 0.001}
+	bad := func(reason string) (SLO, error) {
+		return SLO{}, &ConfigError{Field: "slo", Value: s, Reason: reason + "; " + sloForms}
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return bad(fmt.Sprintf("%q is not NAME=VALUE", kv))
+		}
+		switch k {
+		case "p99":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return bad("p99 must be a duration > 0")
+			}
+			slo.P99 = d
+		case "timeouts":
+			f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+			if err != nil || f < 0 || f > 100 {
+				return bad("timeouts must be a percentage from 0% to 100%")
+			}
+			slo.TimeoutRate = f / 100
+		default:
+			return bad(fmt.Sprintf("unknown objective %q", k))
+		}
+	}
+	if slo.P99 == 0 {
+		return bad("p99 is required")
+	}
+	return slo, nil
+}
+
+func (s SLO) String() string {
+	return fmt.Sprintf("p99<=%s timeouts<=%s%%", s.P99, strconv.FormatFloat(100*s.TimeoutRate, 'g', -1, 64))
+}
+
+// judge turns a step's result into a CapacityStep with its verdict.
+func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
+	failed := float64(r.Timeouts + r.Errors)
+	step := report.CapacityStep{
+		Stage: stage, Offered: r.OfferedRate, Achieved: r.AcquireRate, Dropped: r.Dropped,
+		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
+	}
+	if total := float64(r.Acquired) + failed; total > 0 {
+		step.TimeoutRate = failed / total
+	}
+	var why []string
+	if r.OfferedRate > 0 && r.AcquireRate < MinAchieved*r.OfferedRate {
+		why = append(why, fmt.Sprintf("achieved %.1f%% of offered", 100*r.AcquireRate/r.OfferedRate))
+	}
+	if p99 := time.Duration(step.P99US) * time.Microsecond; p99 > s.P99 {
+		why = append(why, fmt.Sprintf("p99 %s > %s", report.FormatUS(float64(step.P99US)), s.P99))
+	}
+	if step.TimeoutRate > s.TimeoutRate {
+		why = append(why, fmt.Sprintf("timeouts %.2f%% > %s%%", 100*step.TimeoutRate, strconv.FormatFloat(100*s.TimeoutRate, 'g', -1, 64)))
+	}
+	if r.Interrupted || r.Error != "" {
+		why = append(why, "did not finish")
+	}
+	step.Pass, step.Reason = len(why) == 0, strings.Join(why, ", ")
+	return step
+}
+
+// Ramp is how a capacity search steps: up by Factor from Start until a step fails, then a
+// bisection between the last passing and the first failing rate.
+type Ramp struct {
+	Start        float64       // first offered rate, acquisitions/s. Default 1000.
+	Factor       float64       // ramp multiplier, > 1. Default 2.
+	StepDuration time.Duration // measured time per step. Default 3s.
+	Bisections   int           // bisection steps at most. Default 5.
+	MaxRate      float64       // the ramp stops here even if every step passes. Default 10M/s.
+	MinRate      float64       // ramping down when the first step fails stops here. Default 10/s.
+}
+
+func (r *Ramp) validate() error {
+	if r.Start == 0 {
+		r.Start = 1000
+	}
+	if r.Factor == 0 {
+		r.Factor = 2
+	}
+	if r.StepDuration == 0 {
+		r.StepDuration = 3 * time.Second
+	}
+	if r.Bisections == 0 {
+		r.Bisections = 5
+	}
+	if r.MaxRate == 0 {
+		r.MaxRate = 1e7
+	}
+	if r.MinRate == 0 {
+		r.MinRate = 10
+	}
+	switch {
+	case r.Start <= 0 || math.IsInf(r.Start, 0):
+		return &ConfigError{Field: "start", Value: fmt.Sprint(r.Start), Reason: "must be acquisitions per second > 0"}
+	case r.Factor <= 1:
+		return &ConfigError{Field: "factor", Value: fmt.Sprint(r.Factor), Reason: "must be > 1"}
+	case r.StepDuration <= 0:
+		return &ConfigError{Field: "step-duration", Value: r.StepDuration.String(), Reason: "must be > 0"}
+	}
+	return nil
+}
+
+// Capacity searches, for each phase of cfg, the highest open-loop rate at which the
+// strategy meets slo. Every step is a phase of its own on fresh keys. onStep, when set,
+// sees each step as it finishes. It returns the answers and every step's full result.
+func Capacity(ctx context.Context, cfg Config, t Target, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
+	if err := ramp.validate(); err != nil {
+		return nil, nil, err
+	}
+	cfg.Duration = ramp.StepDuration
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var answers []report.Capacity
+	var all []report.Result
+	for _, base := range cfg.Phases {
+		c := report.Capacity{Strategy: base.Strategy, SLO: slo.String()}
+		step := func(stage string, rate float64) (bool, error) {
+			ph := base
+			ph.Rate, ph.Label = rate, fmt.Sprintf("%s %s/s", stage, report.FormatRate(rate))
+			sub := cfg
+			sub.Phases = []Phase{ph}
+			rs, err := Run(ctx, sub, t, o)
+			all = append(all, rs...)
+			if err != nil {
+				return false, err
+			}
+			s := slo.judge(stage, rs[0])
+			c.Steps = append(c.Steps, s)
+			if onStep != nil {
+				onStep(base.Strategy, s)
+			}
+			if s.Pass && rate > c.MaxRate {
+				c.MaxRate, c.CPUPercentAtMax = rate, s.RedisCPUPercent
+			}
+			return s.Pass, nil
+		}
+		err := search(ramp, step)
+		answers = append(answers, c)
+		if err != nil {
+			return answers, all, err
+		}
+	}
+	return answers, all, nil
+}
+
+// search runs the ramp and the bisection with step, which reports whether a rate passed.
+func search(ramp Ramp, step func(stage string, rate float64) (bool, error)) error {
+	var pass, fail float64 // the highest passing and lowest failing rates so far; 0 = none
+	for rate := ramp.Start; rate <= ramp.MaxRate; rate *= ramp.Factor {
+		ok, err := step("ramp", rate)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fail = rate
+			break
+		}
+		pass = rate
+	}
+	if fail == 0 {
+		return nil // passed all the way to MaxRate
+	}
+	for rate := fail / ramp.Factor; pass == 0 && rate >= ramp.MinRate; rate /= ramp.Factor {
+		ok, err := step("ramp", rate) // the first step failed: come down until one passes
+		if err != nil {
+			return err
+		}
+		if ok {
+			pass = rate
+		} else {
+			fail = rate
+		}
+	}
+	for range ramp.Bisections {
+		if pass == 0 || fail/pass < 1.05 {
+			return nil
+		}
+		mid := math.Round((pass + fail) / 2)
+		ok, err := step("bisect", mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			pass = mid
+		} else {
+			fail = mid
+		}
+	}
+	return nil
+}
