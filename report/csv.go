@@ -7,46 +7,107 @@ import (
 	"strconv"
 )
 
-// CSV writes one header row and one row per result with flat columns (format "csv"), for
-// spreadsheets and scripts. Latencies are in µs (columns ending in _us), rates per second,
-// numbers unformatted (full precision, no separators). Column names follow the JSON fields.
+// CSV writes one header row and flat rows (format "csv"), for spreadsheets and scripts: one
+// row per result, or for a capacity search (Kind "capacity") one row per step with its
+// strategy. Latencies are in µs (columns ending in _us), rates per second, numbers
+// unformatted (full precision, no separators). Column names follow the JSON fields.
 func CSV(w io.Writer, s *Summary) error {
-	cols := csvColumns()
-	cw := csv.NewWriter(w)
-	header := make([]string, len(cols))
-	for i, c := range cols {
-		header[i] = c.name
+	var err error
+	if s.Kind == KindCapacity {
+		err = writeCSV(w, capacityCSVColumns(), capacityRows(s.Capacity))
+	} else {
+		err = writeCSV(w, csvColumns(), ptrs(s.Results))
 	}
-	if err := cw.Write(header); err != nil {
-		return fmt.Errorf("csv report: %w", err)
-	}
-	row := make([]string, len(cols))
-	for i := range s.Results {
-		for j, c := range cols {
-			row[j] = c.value(&s.Results[i])
-		}
-		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("csv report: %w", err)
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err != nil {
 		return fmt.Errorf("csv report: %w", err)
 	}
 	return nil
 }
 
-// csvColumn is one CSV column: its header and how a result fills it.
-type csvColumn struct {
+// writeCSV writes the header of cols, then one row per item.
+func writeCSV[T any](w io.Writer, cols []csvColumn[T], items []*T) error {
+	cw := csv.NewWriter(w)
+	row := make([]string, len(cols))
+	for i, c := range cols {
+		row[i] = c.name
+	}
+	if err := cw.Write(row); err != nil {
+		return err
+	}
+	for _, item := range items {
+		for j, c := range cols {
+			row[j] = c.value(item)
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ptrs returns pointers to the elements of v.
+func ptrs[T any](v []T) []*T {
+	p := make([]*T, len(v))
+	for i := range v {
+		p[i] = &v[i]
+	}
+	return p
+}
+
+// csvColumn is one CSV column: its header and how one row's item (a Result, a capacity
+// step) fills it.
+type csvColumn[T any] struct {
 	name  string
-	value func(r *Result) string
+	value func(item *T) string
+}
+
+// capacityRow is one step of a capacity search with the search it belongs to.
+type capacityRow struct {
+	search *Capacity
+	index  int // of the step in search.Steps, from 0
+}
+
+// capacityRows flattens the searches into one row per step, in order.
+func capacityRows(caps []Capacity) []*capacityRow {
+	var rows []*capacityRow
+	for i := range caps {
+		for j := range caps[i].Steps {
+			rows = append(rows, &capacityRow{search: &caps[i], index: j})
+		}
+	}
+	return rows
+}
+
+// capacityCSVColumns are the columns of a capacity search's CSV: the strategy and its
+// answer (repeated on each of its steps, so that every row stands alone), then the step.
+func capacityCSVColumns() []csvColumn[capacityRow] {
+	step := func(r *capacityRow) *CapacityStep { return &r.search.Steps[r.index] }
+	return []csvColumn[capacityRow]{
+		{"strategy", func(r *capacityRow) string { return r.search.Strategy }},
+		{"slo", func(r *capacityRow) string { return r.search.SLO }},
+		{"max_rate", func(r *capacityRow) string { return csvFloat(r.search.MaxRate) }},
+		{"cpu_percent_at_max", func(r *capacityRow) string { return csvFloat(r.search.CPUPercentAtMax) }},
+		{"step", func(r *capacityRow) string { return strconv.Itoa(r.index + 1) }},
+		{"stage", func(r *capacityRow) string { return step(r).Stage }},
+		{"offered", func(r *capacityRow) string { return csvFloat(step(r).Offered) }},
+		{"achieved", func(r *capacityRow) string { return csvFloat(step(r).Achieved) }},
+		{"dropped", func(r *capacityRow) string { return csvUint(step(r).Dropped) }},
+		{"p99_us", func(r *capacityRow) string { return csvInt(step(r).P99US) }},
+		{"timeout_rate", func(r *capacityRow) string { return csvFloat(step(r).TimeoutRate) }},
+		{"redis_cpu_percent", func(r *capacityRow) string { return csvFloat(step(r).RedisCPUPercent) }},
+		{"pass", func(r *capacityRow) string { return strconv.FormatBool(step(r).Pass) }},
+		{"reason", func(r *capacityRow) string { return step(r).Reason }},
+	}
 }
 
 // csvColumns lists the CSV columns in order. Header and rows come from this one list, so
 // they cannot drift apart.
-func csvColumns() []csvColumn {
-	cols := []csvColumn{
+func csvColumns() []csvColumn[Result] {
+	cols := []csvColumn[Result]{
 		{"strategy", func(r *Result) string { return r.Strategy }},
+		{"label", func(r *Result) string { return r.Label }},
+		{"param_value", func(r *Result) string { return r.ParamValue }},
 		{"wait", func(r *Result) string { return r.Wait }},
 		{"ttl_ms", func(r *Result) string { return csvInt(r.TTLMS) }},
 		{"watchdog_ms", func(r *Result) string { return csvInt(r.WatchdogMS) }},
@@ -64,24 +125,26 @@ func csvColumns() []csvColumn {
 	cols = append(cols, csvLatencyColumns("handoff", func(r *Result) Percentiles { return r.LatencyUS.Handoff })...)
 	cols = append(cols, csvLatencyColumns("hold", func(r *Result) Percentiles { return r.LatencyUS.Hold })...)
 	return append(cols,
-		csvColumn{"overlaps", func(r *Result) string { return csvUint(r.Safety.Overlaps) }},
-		csvColumn{"stale_fences", func(r *Result) string { return csvUint(r.Safety.StaleFences) }},
-		csvColumn{"lost_leases", func(r *Result) string { return csvUint(r.Safety.LostLeases) }},
-		csvColumn{"commands_per_acquire", func(r *Result) string { return csvFloat(r.Redis.CommandsPerAcquire) }},
-		csvColumn{"cpu_us_per_acquire", func(r *Result) string { return csvFloat(r.Redis.CPUUSPerAcquire) }},
-		csvColumn{"bytes_per_acquire", func(r *Result) string { return csvFloat(r.Redis.BytesPerAcquire) }},
-		csvColumn{"jain", func(r *Result) string { return csvFloat(r.Fairness.Jain) }},
-		csvColumn{"renewals", func(r *Result) string { return csvUint(r.Renewals) }},
-		csvColumn{"error", func(r *Result) string { return r.Error }},
+		csvColumn[Result]{"overlaps", func(r *Result) string { return csvUint(r.Safety.Overlaps) }},
+		csvColumn[Result]{"stale_fences", func(r *Result) string { return csvUint(r.Safety.StaleFences) }},
+		csvColumn[Result]{"lost_leases", func(r *Result) string { return csvUint(r.Safety.LostLeases) }},
+		csvColumn[Result]{"stuck_keys", func(r *Result) string { return csvUint(r.Safety.StuckKeys) }},
+		csvColumn[Result]{"verdict", func(r *Result) string { return r.Verdict }},
+		csvColumn[Result]{"commands_per_acquire", func(r *Result) string { return csvFloat(r.Redis.CommandsPerAcquire) }},
+		csvColumn[Result]{"cpu_us_per_acquire", func(r *Result) string { return csvFloat(r.Redis.CPUUSPerAcquire) }},
+		csvColumn[Result]{"bytes_per_acquire", func(r *Result) string { return csvFloat(r.Redis.BytesPerAcquire) }},
+		csvColumn[Result]{"jain", func(r *Result) string { return csvFloat(r.Fairness.Jain) }},
+		csvColumn[Result]{"renewals", func(r *Result) string { return csvUint(r.Renewals) }},
+		csvColumn[Result]{"error", func(r *Result) string { return r.Error }},
 	)
 }
 
 // csvLatencyColumns are NAME_p50_us ... NAME_max_us, NAME_mean_us for one histogram.
-func csvLatencyColumns(name string, hist func(*Result) Percentiles) []csvColumn {
-	stat := func(suffix string, value func(Percentiles) string) csvColumn {
-		return csvColumn{name + "_" + suffix + "_us", func(r *Result) string { return value(hist(r)) }}
+func csvLatencyColumns(name string, hist func(*Result) Percentiles) []csvColumn[Result] {
+	stat := func(suffix string, value func(Percentiles) string) csvColumn[Result] {
+		return csvColumn[Result]{name + "_" + suffix + "_us", func(r *Result) string { return value(hist(r)) }}
 	}
-	return []csvColumn{
+	return []csvColumn[Result]{
 		stat("p50", func(p Percentiles) string { return csvInt(p.P50) }),
 		stat("p90", func(p Percentiles) string { return csvInt(p.P90) }),
 		stat("p99", func(p Percentiles) string { return csvInt(p.P99) }),

@@ -3,7 +3,8 @@ package report
 import "time"
 
 // testSummary is a hand-written run of three strategies: token is healthy, set-nx-del let
-// two holders in (overlaps) and redlock lost a node mid-phase (Error, no handoffs, no cost).
+// two holders in (overlaps, verdict UNSAFE) and redlock lost a node to a fault mid-phase
+// (Error, events, no handoffs, no cost, no verdict).
 func testSummary() *Summary {
 	return &Summary{
 		Tool:      "lockbench",
@@ -39,6 +40,7 @@ func testSummary() *Summary {
 					Hold:    Percentiles{Count: 123456, P50: 1390, P90: 4610, P99: 9220, P999: 13800, Max: 21000, Mean: 2000},
 				},
 				Redis:    RedisCost{Measured: true, CommandsPerAcquire: 4.02, CPUUSPerAcquire: 3.25, BytesPerAcquire: 212.5},
+				Verdict:  "safe",
 				Fairness: Fairness{Jain: 0.991, MinPerWorker: 1100, MaxPerWorker: 1360},
 				Timeline: []Second{{TS: 1, Acquired: 12001, P99US: 1250}, {TS: 2, Acquired: 12380, P99US: 1190}},
 			},
@@ -52,6 +54,7 @@ func testSummary() *Summary {
 					Hold:    Percentiles{Count: 98765, P50: 1400, P90: 4600, P99: 9200, P999: 14000, Max: 11000000, Mean: 2100},
 				},
 				Safety:   Safety{Overlaps: 3, LostLeases: 5},
+				Verdict:  "UNSAFE: 3 overlaps",
 				Redis:    RedisCost{Measured: true, CommandsPerAcquire: 3.1, CPUUSPerAcquire: 2.1, BytesPerAcquire: 150},
 				Fairness: Fairness{Jain: 0.874},
 				Renewals: 0,
@@ -65,7 +68,9 @@ func testSummary() *Summary {
 					Release: Percentiles{Count: 40, P50: 900, P90: 1000, P99: 1200, P999: 1200, Max: 1200, Mean: 950},
 					Hold:    Percentiles{Count: 40, P50: 1400, P90: 4600, P99: 9200, P999: 9200, Max: 9200, Mean: 2000},
 				},
-				Error: "dial tcp 127.0.0.1:40003: connect: connection refused",
+				Faults: []string{"node-kill:2@3s"},
+				Events: []Event{{TS: 3, Fault: "node-kill:2@3s", What: "node 2 killed"}},
+				Error:  "dial tcp 127.0.0.1:40003: connect: connection refused",
 			},
 		},
 		Notes: []string{"Redis runs on this machine: latencies exclude a real network"},
@@ -100,8 +105,84 @@ func sweepSummary() *Summary {
 	short.TTLMS, short.WatchdogMS = 500, 166
 	short.Safety.Overlaps = 12
 	short.Safety.StaleFences = 2
+	short.Safety.StuckKeys = 1
+	short.Verdict = "UNSAFE: 12 overlaps"
+	long.Verdict = "safe (fenced)"
 	short.Dropped = 321
 	long.TTLMS, long.WatchdogMS = 30000, 10000
 	s.Results = []Result{short, long}
+	return s
+}
+
+// kindSweepSummary is a ttl sweep (Kind "sweep") of token and fenced under holder pauses, as
+// the engine lays it out: values outer, strategies inner, each phase labeled, with
+// recommendations.
+func kindSweepSummary() *Summary {
+	s := testSummary()
+	s.Kind = KindSweep
+	s.Notes = nil
+	s.Config.Strategies = []string{"token", "fenced"}
+	s.Config.Faults = []string{"holder-pause:p=0.05,d=600ms"}
+	s.Sweep = &Sweep{Param: "ttl", Values: []string{"200ms", "1s", "5s"}}
+	base := s.Results[0]
+	base.Faults = s.Config.Faults
+	phase := func(strategy, ttl string, ttlMS int64, overlaps, stale uint64, verdict string) Result {
+		r := base
+		r.Strategy, r.Label, r.ParamValue, r.TTLMS = strategy, strategy+" ttl="+ttl, ttl, ttlMS
+		r.Safety = Safety{Overlaps: overlaps, StaleFences: stale, LostLeases: overlaps}
+		r.Verdict = verdict
+		return r
+	}
+	s.Results = []Result{
+		phase("token", "200ms", 200, 41, 0, "UNSAFE: 41 overlaps"),
+		phase("fenced", "200ms", 200, 0, 39, "safe (fenced)"),
+		phase("token", "1s", 1000, 2, 0, "UNSAFE: 2 overlaps"),
+		phase("fenced", "1s", 1000, 0, 2, "safe (fenced)"),
+		phase("token", "5s", 5000, 0, 0, "safe"),
+		phase("fenced", "5s", 5000, 0, 0, "safe"),
+	}
+	s.Recommendations = []string{
+		"token: ttl >= 5s (the smallest swept ttl without overlaps under 600ms holder pauses)",
+		"fenced: safe at every swept ttl: the resource refused 41 stale writes",
+	}
+	return s
+}
+
+// capacitySummary is a capacity search (Kind "capacity") of token, which found its maximum
+// by ramping and bisecting, and of redlock, whose first step already failed.
+func capacitySummary() *Summary {
+	s := testSummary()
+	s.Kind = KindCapacity
+	s.Notes = nil
+	s.Results = nil
+	s.Config.Strategies = []string{"token", "redlock"}
+	s.Config.DurationS = 5
+	const slo = "p99<=5ms timeouts<=0.1%"
+	s.Capacity = []Capacity{
+		{
+			Strategy: "token", SLO: slo, MaxRate: 42100, CPUPercentAtMax: 87.2,
+			Steps: []CapacityStep{
+				{Stage: "ramp", Offered: 10000, Achieved: 9998.6, P99US: 1210, RedisCPUPercent: 21.5, Pass: true},
+				{Stage: "ramp", Offered: 20000, Achieved: 19990, P99US: 1480, RedisCPUPercent: 41.9, Pass: true},
+				{Stage: "ramp", Offered: 40000, Achieved: 39950, P99US: 2950, TimeoutRate: 0.0002, RedisCPUPercent: 83.1, Pass: true},
+				{Stage: "ramp", Offered: 80000, Achieved: 48800, Dropped: 155000, P99US: 61000, TimeoutRate: 0.031, RedisCPUPercent: 99.6,
+					Reason: "achieved 61% of offered"},
+				{Stage: "bisect", Offered: 60000, Achieved: 48100, Dropped: 59500, P99US: 7100, TimeoutRate: 0.004, RedisCPUPercent: 99.1,
+					Reason: "p99 7.1ms > 5ms"},
+				{Stage: "bisect", Offered: 50000, Achieved: 49200, Dropped: 4000, P99US: 5400, TimeoutRate: 0.0011, RedisCPUPercent: 97.8,
+					Reason: "p99 5.4ms > 5ms"},
+				{Stage: "bisect", Offered: 45000, Achieved: 44950, P99US: 5100, TimeoutRate: 0.0004, RedisCPUPercent: 92.5,
+					Reason: "p99 5.1ms > 5ms"},
+				{Stage: "bisect", Offered: 42100, Achieved: 42080, P99US: 3300, RedisCPUPercent: 87.2, Pass: true},
+			},
+		},
+		{
+			Strategy: "redlock", SLO: slo,
+			Steps: []CapacityStep{
+				{Stage: "ramp", Offered: 10000, Achieved: 3100, Dropped: 34500, P99US: 120000, TimeoutRate: 0.12, RedisCPUPercent: 31,
+					Reason: "p99 120ms > 5ms"},
+			},
+		},
+	}
 	return s
 }

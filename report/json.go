@@ -23,7 +23,9 @@ func JSON(w io.Writer, s *Summary) error {
 }
 
 // withEmptyLists returns a shallow copy of s whose contract lists (target.addrs,
-// config.strategies, results, results[].timeline) are non-nil. s itself is not modified.
+// config.strategies, results, results[].timeline) and the lists inside the optional
+// sections that are present (sweep.values, capacity[].steps) are non-nil. s itself is not
+// modified.
 func withEmptyLists(s *Summary) *Summary {
 	c := *s
 	c.Target.Addrs = nonNil(c.Target.Addrs)
@@ -32,6 +34,18 @@ func withEmptyLists(s *Summary) *Summary {
 	for i, r := range s.Results {
 		r.Timeline = nonNil(r.Timeline)
 		c.Results[i] = r
+	}
+	if s.Sweep != nil {
+		sw := *s.Sweep
+		sw.Values = nonNil(sw.Values)
+		c.Sweep = &sw
+	}
+	if s.Capacity != nil {
+		c.Capacity = make([]Capacity, len(s.Capacity))
+		for i, cp := range s.Capacity {
+			cp.Steps = nonNil(cp.Steps)
+			c.Capacity[i] = cp
+		}
 	}
 	return &c
 }

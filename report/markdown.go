@@ -8,21 +8,30 @@ import (
 )
 
 // Markdown writes s as GitHub-flavoured Markdown (format "markdown"), for pasting into an
-// issue or a pull request: the run description as a list, the results table with the same
-// columns as ResultsTable, the legend, and the notes.
+// issue or a pull request: the run description as a list, the same tables as ResultsTable,
+// the legend, and the notes.
 func Markdown(w io.Writer, s *Summary) error {
+	h := humanReportOf(s)
 	var buf bytes.Buffer
-	for _, l := range runHeader(s) {
+	for _, l := range h.header {
 		fmt.Fprintf(&buf, "- **%s:** %s\n", l.label, mdText(l.text))
 	}
-	buf.WriteByte('\n')
-	header, rows := resultsGrid(s.Results)
-	writeMarkdownTable(&buf, header, rows)
-	buf.WriteByte('\n')
-	writeMarkdownParagraph(&buf, legendLines(s.Results))
-	if notes := noteLines(s); len(notes) > 0 {
+	for _, sec := range h.sections {
 		buf.WriteByte('\n')
-		for _, n := range notes {
+		if sec.title != "" {
+			buf.WriteString("**" + mdText(sec.title) + "**\n\n")
+		}
+		writeMarkdownTable(&buf, sec.grid)
+		if len(sec.after) > 0 {
+			buf.WriteByte('\n')
+			writeMarkdownParagraph(&buf, sec.after)
+		}
+	}
+	buf.WriteByte('\n')
+	writeMarkdownParagraph(&buf, h.legend)
+	if len(h.notes) > 0 {
+		buf.WriteByte('\n')
+		for _, n := range h.notes {
 			buf.WriteString("- " + mdText(n) + "\n")
 		}
 	}
@@ -32,18 +41,18 @@ func Markdown(w io.Writer, s *Summary) error {
 	return nil
 }
 
-// writeMarkdownTable writes a GFM table: the first column left-aligned, the others right.
-func writeMarkdownTable(buf *bytes.Buffer, header []string, rows [][]string) {
-	writeMarkdownRow(buf, header)
-	rule := make([]string, len(header))
+// writeMarkdownTable writes g as a GFM table: text columns left-aligned, numbers right.
+func writeMarkdownTable(buf *bytes.Buffer, g grid) {
+	writeMarkdownRow(buf, g.header)
+	rule := make([]string, len(g.header))
 	for i := range rule {
 		rule[i] = "---:"
-	}
-	if len(rule) > 0 {
-		rule[0] = ":---"
+		if i < len(g.text) && g.text[i] {
+			rule[i] = ":---"
+		}
 	}
 	buf.WriteString("| " + strings.Join(rule, " | ") + " |\n")
-	for _, row := range rows {
+	for _, row := range g.rows {
 		writeMarkdownRow(buf, row)
 	}
 }

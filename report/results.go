@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +23,13 @@ func runHeader(s *Summary) []headerLine {
 	all := []headerLine{
 		{"run", runLine(s)},
 		{"target", targetLine(s.Target)},
-		{"workload", workloadLine(s.Config)},
-		{"lock", lockLine(s.Config)},
+		{"workload", workloadLine(s.Config, s.Kind, sweptParam(s))},
+		{"lock", lockLine(s.Config, sweptParam(s))},
 		{"faults", strings.Join(s.Config.Faults, "; ")},
 		{"profile", s.Config.Profile},
+		{"sweep", sweepLine(s.Sweep)},
+		{"node", s.Node},
+		{"merged", mergedLine(s.Merged)},
 	}
 	lines := all[:0]
 	for _, l := range all {
@@ -45,6 +49,22 @@ func runLine(s *Summary) string {
 	return line
 }
 
+// sweepLine is "PARAM over V1, V2, ..." for a sweep, "" otherwise.
+func sweepLine(sw *Sweep) string {
+	if sw == nil {
+		return ""
+	}
+	return sw.Param + " over " + strings.Join(sw.Values, ", ")
+}
+
+// mergedLine says how many result files were merged into this one, "" when none were.
+func mergedLine(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return plural(n, "result file") + " of simultaneous processes, merged"
+}
+
 // maxAddrs is how many addresses the target line lists before "+N more".
 const maxAddrs = 3
 
@@ -62,17 +82,40 @@ func targetLine(t Target) string {
 	return joinNonEmpty(parts, " ")
 }
 
-// workloadLine is workers, keys, hold time, reentry, measured window and pacing.
-func workloadLine(c Config) string {
+// sweptText stands for a setting's value in the run header when a sweep varies it: the
+// value in Config is only the base the sweep started from.
+const sweptText = "swept"
+
+// sweptParam is the parameter a sweep varies, "" for other kinds of run.
+func sweptParam(s *Summary) string {
+	if s.Kind != KindSweep || s.Sweep == nil {
+		return ""
+	}
+	return s.Sweep.Param
+}
+
+// workloadLine is workers, keys, hold time, reentry, measured window and pacing. The
+// setting named swept (a sweep's parameter) shows as "swept".
+func workloadLine(c Config, kind, swept string) string {
+	workers := plural(c.Workers, "worker")
+	if swept == "workers" {
+		workers = "workers " + sweptText
+	}
 	keys := plural(c.Keys, "key")
 	if c.KeyDist != "" {
 		keys += " " + c.KeyDist
+	}
+	if swept == "keys" {
+		keys = "keys " + sweptText
 	}
 	hold := c.Hold
 	if hold == "" {
 		hold = "0s"
 	}
-	parts := []string{plural(c.Workers, "worker"), keys, "hold " + hold}
+	if swept == "hold" {
+		hold = sweptText
+	}
+	parts := []string{workers, keys, "hold " + hold}
 	if c.Reentry > 0 {
 		parts = append(parts, "reentry "+strconv.Itoa(c.Reentry))
 	}
@@ -80,29 +123,47 @@ func workloadLine(c Config) string {
 	if c.WarmupS > 0 {
 		window += " after " + formatSeconds(c.WarmupS) + " warm-up"
 	}
-	return strings.Join(append(parts, window, pacingText(c)), ", ")
+	return strings.Join(append(parts, window, pacingText(c, kind, swept)), ", ")
 }
 
-// pacingText is "closed loop" or "open loop at RATE/s[, max N in flight]".
-func pacingText(c Config) string {
-	if c.Rate <= 0 {
+// pacingText is "closed loop" or "open loop at RATE/s[, max N in flight]"; a capacity search
+// and a rate sweep are open loop at the rates their results give.
+func pacingText(c Config, kind, swept string) string {
+	var text string
+	switch {
+	case kind == KindCapacity:
+		text = "open loop at each step's offered rate"
+	case swept == "rate":
+		text = "open loop at the swept rates"
+	case c.Rate <= 0:
 		return "closed loop"
+	default:
+		text = "open loop at " + FormatRate(c.Rate) + "/s"
 	}
-	text := "open loop at " + FormatRate(c.Rate) + "/s"
 	if c.MaxInflight > 0 {
 		text += ", max " + strconv.Itoa(c.MaxInflight) + " in flight"
 	}
 	return text
 }
 
-// lockLine is the lock options: ttl, watchdog, wait policy and acquire timeout.
-func lockLine(c Config) string {
-	parts := []string{"ttl " + formatMS(c.TTLMS)}
-	if c.Watchdog != "" {
-		parts = append(parts, "watchdog "+c.Watchdog)
+// lockLine is the lock options: ttl, watchdog, wait policy and acquire timeout. The option
+// named swept (a sweep's parameter) shows as "swept".
+func lockLine(c Config, swept string) string {
+	ttl, watchdog, wait := formatMS(c.TTLMS), c.Watchdog, c.Wait
+	switch swept {
+	case "ttl":
+		ttl = sweptText
+	case "watchdog":
+		watchdog = sweptText
+	case "wait":
+		wait = sweptText
 	}
-	if c.Wait != "" {
-		parts = append(parts, "wait "+c.Wait)
+	parts := []string{"ttl " + ttl}
+	if watchdog != "" {
+		parts = append(parts, "watchdog "+watchdog)
+	}
+	if wait != "" {
+		parts = append(parts, "wait "+wait)
 	}
 	if c.AcquireTimeoutMS > 0 {
 		parts = append(parts, "acquire timeout "+formatMS(c.AcquireTimeoutMS))
@@ -114,30 +175,35 @@ func lockLine(c Config) string {
 type column struct {
 	header string
 	cell   func(r *Result) string
+	text   bool // left-aligned text rather than a right-aligned number
 }
 
-// strategyHeader heads the first column, which holds resultLabels.
+// strategyHeader heads the column that holds resultLabels.
 const strategyHeader = "STRATEGY"
 
-// resultColumns are the table's columns after STRATEGY, all numeric (right-aligned).
-// legendLines explains their headers.
+// resultColumns are the table's columns after STRATEGY: numbers (right-aligned) and, last,
+// the verdict. legendLines explains their headers.
+//
+// The overlap count has no column: the verdict says it ("UNSAFE: 3 overlaps"), and CSV and
+// JSON keep the raw count. Handoff shows its p99 only; its p50 is in CSV and JSON. Both
+// keep the table within about 130 columns.
 func resultColumns() []column {
 	acquire := func(r *Result) Percentiles { return r.LatencyUS.Acquire }
 	handoff := func(r *Result) Percentiles { return r.LatencyUS.Handoff }
 	return []column{
-		{"ACQ/S", func(r *Result) string { return FormatRate(r.AcquireRate) }},
-		{"P50", latencyCell(acquire, func(p Percentiles) int64 { return p.P50 })},
-		{"P99", latencyCell(acquire, func(p Percentiles) int64 { return p.P99 })},
-		{"P99.9", latencyCell(acquire, func(p Percentiles) int64 { return p.P999 })},
-		{"MAX", latencyCell(acquire, func(p Percentiles) int64 { return p.Max })},
-		{"HO P50", latencyCell(handoff, func(p Percentiles) int64 { return p.P50 })},
-		{"HO P99", latencyCell(handoff, func(p Percentiles) int64 { return p.P99 })},
-		{"TIMEOUTS", func(r *Result) string { return formatCount(r.Timeouts) }},
-		{"OVERLAPS", func(r *Result) string { return overlapsCell(r.Safety.Overlaps) }},
-		{"LOST", func(r *Result) string { return formatCount(r.Safety.LostLeases) }},
-		{"CMD/ACQ", costCell(func(c RedisCost) string { return formatCommands(c.CommandsPerAcquire) })},
-		{"CPU/ACQ", costCell(func(c RedisCost) string { return FormatUS(c.CPUUSPerAcquire) })},
-		{"JAIN", func(r *Result) string { return measuredCell(r.Fairness.Jain, formatJain) }},
+		{header: "ACQ/S", cell: func(r *Result) string { return FormatRate(r.AcquireRate) }},
+		{header: "P50", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.P50 })},
+		{header: "P99", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.P99 })},
+		{header: "P99.9", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.P999 })},
+		{header: "MAX", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.Max })},
+		{header: "HO P99", cell: latencyCell(handoff, func(p Percentiles) int64 { return p.P99 })},
+		{header: "TIMEOUTS", cell: func(r *Result) string { return formatCount(r.Timeouts) }},
+		{header: "LOST", cell: func(r *Result) string { return formatCount(r.Safety.LostLeases) }},
+		{header: "STUCK", cell: func(r *Result) string { return stuckCell(r.Safety.StuckKeys) }},
+		{header: "CMD/ACQ", cell: costCell(func(c RedisCost) string { return formatCommands(c.CommandsPerAcquire) })},
+		{header: "CPU/ACQ", cell: costCell(func(c RedisCost) string { return FormatUS(c.CPUUSPerAcquire) })},
+		{header: "JAIN", cell: func(r *Result) string { return measuredCell(r.Fairness.Jain, formatJain) }},
+		{header: "VERDICT", cell: verdictCell, text: true},
 	}
 }
 
@@ -145,27 +211,38 @@ func resultColumns() []column {
 // result labels when there are any; each line fits in 130 columns.
 func legendLines(results []Result) []string {
 	lines := []string{
-		"ACQ/S acquires per second; P50..MAX acquire latency; HO handoff latency (a release to the next owner's acquire of that key)",
-		"OVERLAPS two holders inside one key at once (! = the lock was not exclusive); LOST releases that found their lease gone",
+		"ACQ/S acquires per second; P50..MAX acquire latency; HO P99 handoff latency (a release to the next owner's acquire of that key)",
+		"LOST releases that found their lease gone; STUCK locks left without a ttl (! = a deadlock waiting to happen)",
 		"CMD/ACQ, CPU/ACQ Redis commands and Redis CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
+		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once; fenced = stale writes were refused",
 	}
+	auto := autoLabeled(results)
 	for _, v := range resultVariants() {
-		if v.legend != "" && varies(results, v.value) {
+		if v.legend != "" && varies(results, auto, v.value) {
 			lines = append(lines, v.name+"= "+v.legend)
 		}
 	}
 	return lines
 }
 
-// overlapMark follows a non-zero overlap count: a safety violation must stand out.
-const overlapMark = " !"
+// alarmMark follows a non-zero count that means the lock failed (stuck keys): it must
+// stand out.
+const alarmMark = " !"
 
-// overlapsCell is the overlap count, marked when non-zero.
-func overlapsCell(n uint64) string {
+// stuckCell is the stuck-key count, marked when non-zero.
+func stuckCell(n uint64) string {
 	if n > 0 {
-		return formatCount(n) + overlapMark
+		return formatCount(n) + alarmMark
 	}
 	return "0"
+}
+
+// verdictCell is the result's verdict, or "-" when the engine gave none.
+func verdictCell(r *Result) string {
+	if r.Verdict == "" {
+		return "-"
+	}
+	return r.Verdict
 }
 
 // latencyCell returns a cell function printing one percentile (µs) of one histogram, or "-"
@@ -205,12 +282,21 @@ func formatCommands(v float64) string { return formatFloat(v, 1) }
 // formatJain formats Jain's index with two decimals: 0.98.
 func formatJain(v float64) string { return formatFloat(v, 2) }
 
-// resultsGrid returns the header and one row per result of the results table.
-func resultsGrid(results []Result) (header []string, rows [][]string) {
+// grid is a table for humans before rendering: a header, rows of cells, and which columns
+// hold text (left-aligned); the others hold numbers (right-aligned).
+type grid struct {
+	header []string
+	rows   [][]string
+	text   []bool
+}
+
+// resultsGrid is the results table: one row per result, named by resultLabels.
+func resultsGrid(results []Result) grid {
 	cols := resultColumns()
-	header = []string{strategyHeader}
+	g := grid{header: []string{strategyHeader}, text: []bool{true}}
 	for _, c := range cols {
-		header = append(header, c.header)
+		g.header = append(g.header, c.header)
+		g.text = append(g.text, c.text)
 	}
 	labels := resultLabels(results)
 	for i := range results {
@@ -218,9 +304,9 @@ func resultsGrid(results []Result) (header []string, rows [][]string) {
 		for _, c := range cols {
 			row = append(row, c.cell(&results[i]))
 		}
-		rows = append(rows, row)
+		g.rows = append(g.rows, row)
 	}
-	return header, rows
+	return g
 }
 
 // variant is one per-result setting that a sweep may vary.
@@ -246,45 +332,81 @@ func resultVariants() []variant {
 	}
 }
 
-// resultLabels names each result: its strategy, followed by name=value for every setting
-// that differs between results (a sweep), e.g. "token ttl=5s wd=1.67s". Settings all
-// results share are in the run header instead.
+// ResultNames names each result as the results table does (for legends and listings
+// elsewhere): see resultLabels.
+func ResultNames(results []Result) []string { return resultLabels(results) }
+
+// resultLabels names each result. A result with a Label is named by it (see labelName).
+// The others are named by their strategy followed by name=value for every setting that
+// differs between them (an old-style sweep), e.g. "token ttl=5s wd=1.67s"; settings they
+// all share are in the run header instead.
 func resultLabels(results []Result) []string {
 	labels := make([]string, len(results))
+	auto := autoLabeled(results)
 	for i := range results {
-		labels[i] = results[i].Strategy
+		labels[i] = labelName(&results[i])
 	}
 	for _, v := range resultVariants() {
-		if !varies(results, v.value) {
+		if !varies(results, auto, v.value) {
 			continue
 		}
-		for i := range results {
+		for _, i := range auto {
 			labels[i] += " " + v.name + "=" + v.value(&results[i])
 		}
 	}
 	return labels
 }
 
-// varies reports whether value differs between any two results.
-func varies(results []Result, value func(*Result) string) bool {
-	for i := 1; i < len(results); i++ {
-		if value(&results[i]) != value(&results[0]) {
+// labelName is r's Label, prefixed by its strategy unless the label already starts with it
+// ("token ttl=200ms" stays, "gc-pause" becomes "token gc-pause"); just the strategy when
+// r has no Label.
+func labelName(r *Result) string {
+	switch {
+	case r.Label == "":
+		return r.Strategy
+	case r.Label == r.Strategy, strings.HasPrefix(r.Label, r.Strategy+" "):
+		return r.Label
+	default:
+		return r.Strategy + " " + r.Label
+	}
+}
+
+// autoLabeled returns the indexes of the results without a Label: those whose label
+// resultLabels derives from their settings.
+func autoLabeled(results []Result) []int {
+	var idx []int
+	for i := range results {
+		if results[i].Label == "" {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// varies reports whether value differs between any two of the results at idx.
+func varies(results []Result, idx []int, value func(*Result) string) bool {
+	for _, i := range idx {
+		if value(&results[i]) != value(&results[idx[0]]) {
 			return true
 		}
 	}
 	return false
 }
 
-// noteLines are what a reader must see below the numbers: per result, a phase error and
-// counts that have no column; then Summary.Notes; then whether the run was interrupted.
+// noteLines are what a reader must see below the numbers: per result, a phase error,
+// counts that have no column, its faults and what they did; then Summary.Notes, the
+// recommendations, and whether the run was interrupted.
 func noteLines(s *Summary) []string {
 	var lines []string
 	labels := resultLabels(s.Results)
 	for i := range s.Results {
-		lines = append(lines, resultNotes(labels[i], &s.Results[i])...)
+		lines = append(lines, resultNotes(labels[i], &s.Results[i], s.Config.Faults)...)
 	}
 	for _, n := range s.Notes {
 		lines = append(lines, "note: "+n)
+	}
+	for _, r := range s.Recommendations {
+		lines = append(lines, "recommend: "+r)
 	}
 	if s.Interrupted {
 		lines = append(lines, "interrupted: the run was stopped before it finished; the numbers cover only what ran")
@@ -292,8 +414,9 @@ func noteLines(s *Summary) []string {
 	return lines
 }
 
-// resultNotes are one result's notes, each prefixed with its label.
-func resultNotes(label string, r *Result) []string {
+// resultNotes are one result's notes, each prefixed with its label. Its faults are left out
+// when they are the run's (runFaults), which the run header shows once.
+func resultNotes(label string, r *Result, runFaults []string) []string {
 	var lines []string
 	if r.Error != "" {
 		lines = append(lines, label+": error: "+r.Error+" (the phase did not finish)")
@@ -304,7 +427,25 @@ func resultNotes(label string, r *Result) []string {
 	for _, n := range r.Notes {
 		lines = append(lines, label+": "+n)
 	}
+	if counts := countNotes(r); len(counts) > 0 {
+		lines = append(lines, label+": "+strings.Join(counts, ", "))
+	}
+	if len(r.Faults) > 0 && !slices.Equal(r.Faults, runFaults) {
+		lines = append(lines, label+": faults: "+strings.Join(r.Faults, "; "))
+	}
+	if len(r.Events) > 0 {
+		lines = append(lines, label+": events: "+eventsText(r.Events))
+	}
+	return lines
+}
+
+// countNotes are the counts of r that have no column, when non-zero. The overlap count is
+// here only when the engine gave no verdict (which would say it).
+func countNotes(r *Result) []string {
 	var counts []string
+	if r.Verdict == "" && r.Safety.Overlaps > 0 {
+		counts = append(counts, formatCount(r.Safety.Overlaps)+" overlaps (two holders inside one key at once)")
+	}
 	if r.Errors > 0 {
 		counts = append(counts, formatCount(r.Errors)+" Redis or network errors")
 	}
@@ -314,10 +455,34 @@ func resultNotes(label string, r *Result) []string {
 	if r.Safety.StaleFences > 0 {
 		counts = append(counts, formatCount(r.Safety.StaleFences)+" stale fencing tokens refused by the resource")
 	}
-	if len(counts) > 0 {
-		lines = append(lines, label+": "+strings.Join(counts, ", "))
+	return counts
+}
+
+// maxEventNotes is how many fault events a result's note lists before "+N more".
+const maxEventNotes = 3
+
+// eventsText is "N — WHAT at Ts, WHAT at Ts, ... +M more", in the order given (the engine
+// records them in time order).
+func eventsText(events []Event) string {
+	shown := events[:min(len(events), maxEventNotes)]
+	parts := make([]string, 0, len(shown)+1)
+	for _, e := range shown {
+		parts = append(parts, eventText(e))
 	}
-	return lines
+	if more := len(events) - len(shown); more > 0 {
+		parts = append(parts, "+"+strconv.Itoa(more)+" more")
+	}
+	return strconv.Itoa(len(events)) + " — " + strings.Join(parts, ", ")
+}
+
+// eventText is "WHAT at 1.0s" (the fault spec when What is empty), seconds since the
+// measured window began; negative times happened during warm-up.
+func eventText(e Event) string {
+	what := e.What
+	if what == "" {
+		what = e.Fault
+	}
+	return what + " at " + strconv.FormatFloat(e.TS, 'f', 1, 64) + "s"
 }
 
 // plural is "1 key", "16 keys".

@@ -14,7 +14,10 @@ import (
 // CheckJSONSchema checks that data is a JSON result as DESIGN.md "JSON result" specifies:
 // every contract field present with its JSON type, tool "lockbench", started_at in RFC 3339,
 // and the same for every results[] entry and its timeline[] points. Fields beyond the contract
-// are allowed. The error lists every problem found, each with its JSON path.
+// are allowed; the optional fields lockbench itself writes (kind, sweep, capacity, verdict,
+// safety.stuck_keys, events, ...) are not required, but when present they must have their
+// type, and the entries of their lists their own required fields. The error lists every
+// problem found, each with its JSON path.
 func CheckJSONSchema(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -28,6 +31,10 @@ func CheckJSONSchema(data []byte) error {
 	}
 	var c schemaCheck
 	c.fields("", root, summarySchema())
+	c.optional("", root, optionalSummarySchema())
+	c.list("", root, "capacity", capacitySchema(), func(path string, obj map[string]any) {
+		c.list(path, obj, "steps", capacityStepSchema(), nil)
+	})
 	c.value("tool", root["tool"], func(v any) error {
 		if v != "lockbench" {
 			return fmt.Errorf("is %v, want \"lockbench\"", v)
@@ -135,6 +142,88 @@ func secondSchema() []schemaField {
 	}
 }
 
+// optionalSummarySchema lists top-level fields that may be missing but, when present, have
+// this type.
+func optionalSummarySchema() []schemaField {
+	return []schemaField{
+		{"kind", jsonString},
+		{"interrupted", jsonBool},
+		{"notes", jsonArray},
+		{"node", jsonString},
+		{"merged", jsonInteger},
+		{"sweep", jsonObject},
+		{"sweep.param", jsonString},
+		{"sweep.values", jsonArray},
+		{"recommendations", jsonArray},
+		{"capacity", jsonArray},
+	}
+}
+
+// optionalResultSchema lists fields of a results[] entry that may be missing but, when
+// present, have this type.
+func optionalResultSchema() []schemaField {
+	return []schemaField{
+		{"label", jsonString},
+		{"param_value", jsonString},
+		{"offered_rate", jsonNumber},
+		{"verdict", jsonString},
+		{"safety.stuck_keys", jsonInteger},
+		{"faults", jsonArray},
+		{"events", jsonArray},
+		{"redis.measured", jsonBool},
+		{"fairness.workers", jsonInteger},
+		{"fairness.sum", jsonNumber},
+		{"fairness.sum_squares", jsonNumber},
+		{"histograms", jsonObject},
+		{"histograms.acquire", jsonString},
+		{"histograms.release", jsonString},
+		{"histograms.handoff", jsonString},
+		{"histograms.hold", jsonString},
+		{"error", jsonString},
+		{"interrupted", jsonBool},
+		{"notes", jsonArray},
+	}
+}
+
+// optionalSecondSchema lists fields of a timeline[] point that may be missing.
+func optionalSecondSchema() []schemaField {
+	return []schemaField{
+		{"timeouts", jsonInteger},
+		{"errors", jsonInteger},
+		{"events", jsonArray},
+	}
+}
+
+// eventSchema lists the fields every events[] entry has.
+func eventSchema() []schemaField {
+	return []schemaField{
+		{"t_s", jsonNumber},
+		{"fault", jsonString},
+		{"what", jsonString},
+	}
+}
+
+// capacitySchema lists the fields every capacity[] entry has.
+func capacitySchema() []schemaField {
+	return []schemaField{
+		{"strategy", jsonString},
+		{"slo", jsonString},
+		{"steps", jsonArray},
+		{"max_rate", jsonNumber},
+	}
+}
+
+// capacityStepSchema lists the fields every capacity[].steps[] entry has.
+func capacityStepSchema() []schemaField {
+	return []schemaField{
+		{"offered", jsonNumber},
+		{"achieved", jsonNumber},
+		{"p99_us", jsonInteger},
+		{"timeout_rate", jsonNumber},
+		{"pass", jsonBool},
+	}
+}
+
 // schemaCheck collects the problems of one document.
 type schemaCheck struct {
 	problems []error
@@ -153,13 +242,44 @@ func (c *schemaCheck) result(path string, v any) {
 		return
 	}
 	c.fields(path, obj, resultSchema())
+	c.optional(path, obj, optionalResultSchema())
+	c.list(path, obj, "events", eventSchema(), nil)
 	timeline, _ := obj["timeline"].([]any)
 	for i, p := range timeline {
 		second := fmt.Sprintf("%s.timeline[%d]", path, i)
 		if pobj, ok := p.(map[string]any); ok {
 			c.fields(second, pobj, secondSchema())
+			c.optional(second, pobj, optionalSecondSchema())
 		} else {
 			c.fail(second, "is %s, want object", kindOf(p))
+		}
+	}
+}
+
+// optional checks that every field of schema present in obj (found at path) has its kind.
+func (c *schemaCheck) optional(path string, obj map[string]any, schema []schemaField) {
+	for _, f := range schema {
+		if v, found := lookup(obj, f.path); found && !hasKind(v, f.kind) {
+			c.fail(joinPath(path, f.path), "is %s, want %s", kindOf(v), f.kind)
+		}
+	}
+}
+
+// list checks each entry of the array obj[key] (found at path), when it is an array: an
+// object with every field of schema, then whatever each(entryPath, entry) checks. A missing
+// or mistyped array is left to optional or fields.
+func (c *schemaCheck) list(path string, obj map[string]any, key string, schema []schemaField, each func(string, map[string]any)) {
+	entries, _ := obj[key].([]any)
+	for i, e := range entries {
+		entryPath := fmt.Sprintf("%s[%d]", joinPath(path, key), i)
+		eobj, ok := e.(map[string]any)
+		if !ok {
+			c.fail(entryPath, "is %s, want object", kindOf(e))
+			continue
+		}
+		c.fields(entryPath, eobj, schema)
+		if each != nil {
+			each(entryPath, eobj)
 		}
 	}
 }

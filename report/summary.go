@@ -36,6 +36,13 @@ type Summary struct {
 	Capacity []Capacity `json:"capacity,omitempty"`
 }
 
+// The kinds of Summary (Summary.Kind). An empty Kind is a run.
+const (
+	KindRun      = "run"      // phases of the configured strategies
+	KindSweep    = "sweep"    // one phase per swept value per strategy; Sweep is set
+	KindCapacity = "capacity" // a capacity search per strategy; Capacity is set
+)
+
 // Sweep describes a parameter sweep.
 type Sweep struct {
 	Param  string   `json:"param"`  // ttl | watchdog | wait | workers | keys | hold | rate

@@ -12,21 +12,30 @@ import (
 )
 
 // ResultsTable writes s for a person reading a terminal (format "table", the default): the
-// run description, one row per result, a legend of the abbreviated headers, then notes
-// (phase errors, Summary.Notes, an interrupted run). Lines fit in about 130 columns.
+// run description; the results (one row per result; for a sweep grouped by strategy with
+// the swept value first; for a capacity search a table of steps and the answer per
+// strategy); a legend of the abbreviated headers; then notes (phase errors, faults and
+// their events, Summary.Notes, recommendations, an interrupted run). Lines fit in about 130
+// columns.
 func ResultsTable(w io.Writer, s *Summary) error {
+	h := humanReportOf(s)
 	var buf bytes.Buffer
-	writeRunHeader(&buf, s)
-	buf.WriteByte('\n')
-	header, rows := resultsGrid(s.Results)
-	if err := renderTable(&buf, header, rows, numericAlign(len(header))); err != nil {
-		return fmt.Errorf("table report: %w", err)
+	writeRunHeader(&buf, h.header)
+	for _, sec := range h.sections {
+		buf.WriteByte('\n')
+		if sec.title != "" {
+			buf.WriteString(sec.title + "\n")
+		}
+		if err := renderTable(&buf, sec.grid.header, sec.grid.rows, sec.grid.alignment()); err != nil {
+			return fmt.Errorf("table report: %w", err)
+		}
+		writeLines(&buf, sec.after)
 	}
 	buf.WriteByte('\n')
-	writeLines(&buf, legendLines(s.Results))
-	if notes := noteLines(s); len(notes) > 0 {
+	writeLines(&buf, h.legend)
+	if len(h.notes) > 0 {
 		buf.WriteByte('\n')
-		writeLines(&buf, notes)
+		writeLines(&buf, h.notes)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("table report: %w", err)
@@ -41,8 +50,7 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 }
 
 // writeRunHeader writes the run description as "label:  text" lines, labels aligned.
-func writeRunHeader(buf *bytes.Buffer, s *Summary) {
-	lines := runHeader(s)
+func writeRunHeader(buf *bytes.Buffer, lines []headerLine) {
 	width := 0
 	for _, l := range lines {
 		width = max(width, len(l.label))
@@ -60,14 +68,14 @@ func writeLines(buf *bytes.Buffer, lines []string) {
 	}
 }
 
-// numericAlign aligns the first of n columns left and the others right.
-func numericAlign(n int) tw.Alignment {
-	align := make(tw.Alignment, n)
+// alignment aligns the grid's text columns left and its number columns right.
+func (g grid) alignment() tw.Alignment {
+	align := make(tw.Alignment, len(g.header))
 	for i := range align {
 		align[i] = tw.AlignRight
-	}
-	if n > 0 {
-		align[0] = tw.AlignLeft
+		if i < len(g.text) && g.text[i] {
+			align[i] = tw.AlignLeft
+		}
 	}
 	return align
 }

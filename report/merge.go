@@ -1,0 +1,477 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Merge combines the results of N lockbench processes that ran the same workload at the same
+// time against the same Redis (a multi-machine run, --node I/N) into the result of the whole
+// run. The inputs are not modified.
+//
+// Results are matched by (Strategy, Label) and, when one input holds several results with
+// both equal, by their order among those. Counts add up; latencies come from the inputs'
+// HDR histograms, merged (percentiles are never averaged); the Jain index is recomputed from
+// the per-worker sums; Redis cost is the inputs' mean (see mergeRedis). The merged Summary
+// has Merged = len(ss), no Node, and is Interrupted when any input was.
+//
+// Inputs that did not run the same thing are an error: a different kind of run, different
+// sweep, different strategies or settings, a capacity search (its steps ran at different
+// times in each process and do not add up), twice the same node, or a result that recorded
+// latencies but carries no histograms.
+func Merge(ss []*Summary) (*Summary, error) {
+	if len(ss) == 0 {
+		return nil, errors.New("merge: no results to merge")
+	}
+	if err := checkMergeable(ss); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	out := mergeHeader(ss)
+	keys := make([][]resultKey, len(ss))
+	for n, s := range ss {
+		keys[n] = resultKeys(s.Results)
+	}
+	for i := range ss[0].Results {
+		group := make([]*Result, len(ss))
+		for n, s := range ss {
+			group[n] = &s.Results[slices.Index(keys[n], keys[0][i])]
+		}
+		r, err := mergeResult(group)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", labelName(&ss[0].Results[i]), err)
+		}
+		out.Results = append(out.Results, r)
+	}
+	return out, nil
+}
+
+// resultKey identifies a result across the processes of one run.
+type resultKey struct {
+	strategy, label string
+	nth             int // among the results with the same strategy and label, from 0
+}
+
+func (k resultKey) String() string {
+	name := labelName(&Result{Strategy: k.strategy, Label: k.label})
+	if k.nth > 0 {
+		name += " (#" + strconv.Itoa(k.nth+1) + ")"
+	}
+	return name
+}
+
+// resultKeys returns the key of each result, in order.
+func resultKeys(results []Result) []resultKey {
+	keys := make([]resultKey, len(results))
+	seen := map[[2]string]int{}
+	for i, r := range results {
+		id := [2]string{r.Strategy, r.Label}
+		keys[i] = resultKey{r.Strategy, r.Label, seen[id]}
+		seen[id]++
+	}
+	return keys
+}
+
+// checkMergeable reports why ss cannot be merged, or nil.
+func checkMergeable(ss []*Summary) error {
+	nodes := map[string]int{}
+	for n, s := range ss {
+		in := "input " + strconv.Itoa(n+1)
+		switch {
+		case s == nil:
+			return fmt.Errorf("%s is empty", in)
+		case s.Kind == KindCapacity:
+			return fmt.Errorf("%s is a capacity search: merge combines runs and sweeps, whose phases ran at the same time in every process", in)
+		case summaryKind(s) != summaryKind(ss[0]):
+			return fmt.Errorf("%s is a %s, input 1 a %s", in, summaryKind(s), summaryKind(ss[0]))
+		case !sameSweep(s.Sweep, ss[0].Sweep):
+			return fmt.Errorf("%s swept %s, input 1 %s", in, sweepLine(s.Sweep), sweepLine(ss[0].Sweep))
+		}
+		if s.Node != "" {
+			if first, dup := nodes[s.Node]; dup {
+				return fmt.Errorf("inputs %d and %d are both node %s: the same file twice?", first, n+1, s.Node)
+			}
+			nodes[s.Node] = n + 1
+		}
+		if err := sameResults(ss[0].Results, s.Results); err != nil {
+			return fmt.Errorf("%s and input 1 ran different phases: %w", in, err)
+		}
+	}
+	return nil
+}
+
+// kindOf is s.Kind, "run" when empty.
+func summaryKind(s *Summary) string {
+	if s.Kind == "" {
+		return KindRun
+	}
+	return s.Kind
+}
+
+// sameSweep reports whether a and b describe the same sweep (or both none).
+func sameSweep(a, b *Sweep) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Param == b.Param && slices.Equal(a.Values, b.Values)
+}
+
+// sameResults reports how the phases of b differ from those of a: a result missing on one
+// side, or a matched result with other lock settings.
+func sameResults(a, b []Result) error {
+	ka, kb := resultKeys(a), resultKeys(b)
+	var problems []string
+	for i, k := range ka {
+		j := slices.Index(kb, k)
+		if j < 0 {
+			problems = append(problems, "only input 1 has "+k.String())
+			continue
+		}
+		if d := settingsDiff(&a[i], &b[j]); d != "" {
+			problems = append(problems, k.String()+": "+d)
+		}
+	}
+	for _, k := range kb {
+		if !slices.Contains(ka, k) {
+			problems = append(problems, "input 1 lacks "+k.String())
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// settingsDiff names the first lock setting that differs between a and b, "" when none does.
+func settingsDiff(a, b *Result) string {
+	switch {
+	case a.Wait != b.Wait:
+		return "wait " + a.Wait + " vs " + b.Wait
+	case a.TTLMS != b.TTLMS:
+		return "ttl " + formatMS(a.TTLMS) + " vs " + formatMS(b.TTLMS)
+	case a.WatchdogMS != b.WatchdogMS:
+		return "watchdog " + formatMS(a.WatchdogMS) + " vs " + formatMS(b.WatchdogMS)
+	case a.Keys != b.Keys:
+		return "keys " + strconv.Itoa(a.Keys) + " vs " + strconv.Itoa(b.Keys)
+	case a.ParamValue != b.ParamValue:
+		return "value " + a.ParamValue + " vs " + b.ParamValue
+	}
+	return ""
+}
+
+// mergeHeader is everything of the merged Summary but its results: the first input's
+// description, the earliest start, the whole run's workers and rate, and the union of the
+// inputs' notes.
+func mergeHeader(ss []*Summary) *Summary {
+	first := ss[0]
+	out := &Summary{
+		Tool: first.Tool, Kind: first.Kind, Version: first.Version, StartedAt: first.StartedAt,
+		Target: first.Target, Config: first.Config, Merged: len(ss), Sweep: first.Sweep,
+		Results: []Result{},
+	}
+	// Copies, so that the merged Summary shares no list with an input.
+	out.Target.Addrs = slices.Clone(first.Target.Addrs)
+	out.Config.Strategies = slices.Clone(first.Config.Strategies)
+	out.Config.Faults = slices.Clone(first.Config.Faults)
+	if first.Sweep != nil {
+		sw := *first.Sweep
+		sw.Values = slices.Clone(sw.Values)
+		out.Sweep = &sw
+	}
+	out.Config.Workers, out.Config.Rate, out.Config.MaxInflight = 0, 0, 0
+	var versions []string
+	for _, s := range ss {
+		out.Interrupted = out.Interrupted || s.Interrupted
+		if !s.StartedAt.IsZero() && (out.StartedAt.IsZero() || s.StartedAt.Before(out.StartedAt)) {
+			out.StartedAt = s.StartedAt
+		}
+		// Each process ran its own workers at its own offered rate: the run's are the sums.
+		out.Config.Workers += s.Config.Workers
+		out.Config.Rate += s.Config.Rate
+		out.Config.MaxInflight += s.Config.MaxInflight
+		out.Notes = appendNew(out.Notes, s.Notes...)
+		versions = appendNew(versions, s.Version)
+	}
+	if len(versions) > 1 {
+		out.Notes = append(out.Notes, "merged results of different lockbench versions: "+strings.Join(versions, ", "))
+	}
+	out.Recommendations = mergeRecommendations(ss, &out.Notes)
+	return out
+}
+
+// mergeRecommendations keeps the inputs' recommendations when they all agree. They were
+// drawn from one process's share of the load; when they differ, none is kept and a note
+// says so.
+func mergeRecommendations(ss []*Summary, notes *[]string) []string {
+	for _, s := range ss[1:] {
+		if !slices.Equal(s.Recommendations, ss[0].Recommendations) {
+			*notes = append(*notes, "the merged processes recommended different things; none is repeated here")
+			return nil
+		}
+	}
+	return slices.Clone(ss[0].Recommendations)
+}
+
+// appendNew appends the values of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, v := range add {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}
+
+// mergeResult merges one phase as every process measured it.
+func mergeResult(group []*Result) (Result, error) {
+	first := group[0]
+	out := Result{
+		Strategy: first.Strategy, Label: first.Label, ParamValue: first.ParamValue,
+		Wait: first.Wait, TTLMS: first.TTLMS, WatchdogMS: first.WatchdogMS, Keys: first.Keys,
+	}
+	for n, r := range group {
+		out.DurationS = max(out.DurationS, r.DurationS)
+		out.Workers += r.Workers
+		out.Acquired += r.Acquired
+		out.OfferedRate += r.OfferedRate
+		out.Timeouts += r.Timeouts
+		out.Errors += r.Errors
+		out.Dropped += r.Dropped
+		out.Safety.Overlaps += r.Safety.Overlaps
+		out.Safety.StaleFences += r.Safety.StaleFences
+		out.Safety.LostLeases += r.Safety.LostLeases
+		// Each process checks for stuck keys at its phase's end; the sum assumes it counts
+		// the locks it left itself.
+		out.Safety.StuckKeys += r.Safety.StuckKeys
+		out.Renewals += r.Renewals
+		out.Faults = appendNew(out.Faults, r.Faults...)
+		out.Notes = appendNew(out.Notes, r.Notes...)
+		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Error != "" {
+			out.Error = joinNonEmpty([]string{out.Error, "input " + strconv.Itoa(n+1) + ": " + r.Error}, "; ")
+		}
+	}
+	if out.DurationS > 0 {
+		out.AcquireRate = float64(out.Acquired) / out.DurationS
+	}
+	if err := mergeLatencies(&out, group); err != nil {
+		return out, err
+	}
+	fairness, err := mergeFairness(group)
+	if err != nil {
+		return out, err
+	}
+	out.Fairness = fairness
+	out.Redis = mergeRedis(group, out.Acquired)
+	out.Verdict = mergeVerdict(group, out.Safety.Overlaps)
+	out.Events = mergeEvents(group)
+	out.Timeline = mergeTimeline(group)
+	return out, nil
+}
+
+// histogramField picks one of a result's encoded histograms and its percentiles.
+type histogramField struct {
+	name        string
+	encoded     func(*Result) *string
+	percentiles func(*Result) *Percentiles
+}
+
+// histogramKinds are the four histograms of a result.
+func histogramKinds() []histogramField {
+	return []histogramField{
+		{"acquire", func(r *Result) *string { return &r.Histograms.Acquire }, func(r *Result) *Percentiles { return &r.LatencyUS.Acquire }},
+		{"release", func(r *Result) *string { return &r.Histograms.Release }, func(r *Result) *Percentiles { return &r.LatencyUS.Release }},
+		{"handoff", func(r *Result) *string { return &r.Histograms.Handoff }, func(r *Result) *Percentiles { return &r.LatencyUS.Handoff }},
+		{"hold", func(r *Result) *string { return &r.Histograms.Hold }, func(r *Result) *Percentiles { return &r.LatencyUS.Hold }},
+	}
+}
+
+// mergeLatencies decodes each histogram of every input, merges them, and sets out's
+// histograms (re-encoded) and percentiles (recomputed from the merged histogram).
+func mergeLatencies(out *Result, group []*Result) error {
+	for _, k := range histogramKinds() {
+		merged := NewHistogram()
+		for n, r := range group {
+			h, err := inputHistogram(r, k)
+			if err != nil {
+				return fmt.Errorf("input %d: %w", n+1, err)
+			}
+			if dropped := merged.Merge(h); dropped > 0 {
+				return fmt.Errorf("input %d: %s histogram: %d values out of range", n+1, k.name, dropped)
+			}
+		}
+		enc, err := EncodeHistogram(merged)
+		if err != nil {
+			return fmt.Errorf("%s histogram: %w", k.name, err)
+		}
+		*k.encoded(out) = enc
+		*k.percentiles(out) = PercentilesOf(merged)
+	}
+	return nil
+}
+
+// inputHistogram decodes one histogram of r. A histogram that recorded values but was not
+// carried along cannot be merged exactly: that is an error, not a guess.
+func inputHistogram(r *Result, k histogramField) (*hdrhistogram.Histogram, error) {
+	enc := *k.encoded(r)
+	if enc == "" && k.percentiles(r).Count > 0 {
+		return nil, fmt.Errorf("%s latencies recorded (%d) but no histogram to merge (written by an older lockbench?)",
+			k.name, k.percentiles(r).Count)
+	}
+	h, err := DecodeHistogram(enc)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", k.name, err)
+	}
+	return h, nil
+}
+
+// mergeFairness is Jain's index over the workers of every process, exact from the per-worker
+// sums: Jain = Sum² / (Workers · SumSquares).
+func mergeFairness(group []*Result) (Fairness, error) {
+	var f Fairness
+	for n, r := range group {
+		in := r.Fairness
+		if in.Workers == 0 {
+			if in.Jain != 0 {
+				return f, fmt.Errorf("input %d: fairness has no per-worker sums (written by an older lockbench?)", n+1)
+			}
+			continue
+		}
+		if f.Workers == 0 || in.MinPerWorker < f.MinPerWorker {
+			f.MinPerWorker = in.MinPerWorker
+		}
+		f.MaxPerWorker = max(f.MaxPerWorker, in.MaxPerWorker)
+		f.Starved += in.Starved
+		f.Workers += in.Workers
+		f.Sum += in.Sum
+		f.SumSquares += in.SumSquares
+	}
+	if f.SumSquares > 0 {
+		f.Jain = f.Sum * f.Sum / (float64(f.Workers) * f.SumSquares)
+	}
+	return f, nil
+}
+
+// mergeRedis is the phase's Redis cost. Every process sampled INFO on the same servers over
+// the same window, so each one's deltas already hold every process's commands, CPU and
+// bytes: summing them would count the load N times. The mean of the processes' deltas is
+// the best estimate of the one true delta (their windows differ by start-up skew only);
+// per-acquire costs divide it by the acquisitions of all processes together.
+func mergeRedis(group []*Result, acquired uint64) RedisCost {
+	var c RedisCost
+	var commands, cpuUS, netIn, netOut, cpuPercent float64
+	var measured int
+	for _, r := range group {
+		if !r.Redis.Measured {
+			continue
+		}
+		measured++
+		commands += float64(r.Redis.Commands)
+		cpuUS += float64(r.Redis.CPUUS)
+		netIn += float64(r.Redis.NetInBytes)
+		netOut += float64(r.Redis.NetOutBytes)
+		cpuPercent += r.Redis.CPUPercent
+	}
+	if measured == 0 {
+		return c
+	}
+	m := float64(measured)
+	c = RedisCost{
+		Measured: true,
+		Commands: roundU(commands / m), CPUUS: roundU(cpuUS / m),
+		NetInBytes: roundU(netIn / m), NetOutBytes: roundU(netOut / m),
+		CPUPercent: cpuPercent / m,
+	}
+	if acquired > 0 {
+		n := float64(acquired)
+		c.CommandsPerAcquire = float64(c.Commands) / n
+		c.CPUUSPerAcquire = float64(c.CPUUS) / n
+		c.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
+	}
+	return c
+}
+
+// roundU rounds a non-negative v to the nearest integer.
+func roundU(v float64) uint64 { return uint64(v + 0.5) }
+
+// Verdicts the engine writes (Result.Verdict).
+const (
+	verdictSafe       = "safe"
+	verdictSafeFenced = "safe (fenced)"
+)
+
+// mergeVerdict keeps the inputs' verdict when they all agree on a safe one ("safe", or
+// "safe (fenced)": every process's resource refused its stale writes, so all were refused).
+// Otherwise it is recomputed: "UNSAFE: n overlaps" with n the overlaps of the inputs that
+// were not safe, or "safe" when there were none. All inputs without a verdict give none.
+func mergeVerdict(group []*Result, overlaps uint64) string {
+	agree, judged := true, false
+	var unsafe uint64
+	for _, r := range group {
+		agree = agree && r.Verdict == group[0].Verdict
+		judged = judged || r.Verdict != ""
+		if r.Verdict != verdictSafe && r.Verdict != verdictSafeFenced {
+			unsafe += r.Safety.Overlaps
+		}
+	}
+	switch {
+	case !judged:
+		return ""
+	case agree && (group[0].Verdict == verdictSafe || group[0].Verdict == verdictSafeFenced):
+		return group[0].Verdict
+	case unsafe > 0:
+		return unsafeVerdict(unsafe)
+	case overlaps > 0:
+		return verdictSafeFenced // every overlap was in an input judged safe: fenced ones
+	default:
+		return verdictSafe
+	}
+}
+
+// unsafeVerdict is "UNSAFE: n overlaps".
+func unsafeVerdict(overlaps uint64) string {
+	return "UNSAFE: " + strconv.FormatUint(overlaps, 10) + " overlaps"
+}
+
+// mergeEvents is every input's fault events, once each, in time order.
+func mergeEvents(group []*Result) []Event {
+	var events []Event
+	for _, r := range group {
+		for _, e := range r.Events {
+			if !slices.Contains(events, e) {
+				events = append(events, e)
+			}
+		}
+	}
+	slices.SortStableFunc(events, func(a, b Event) int { return cmp.Compare(a.TS, b.TS) })
+	return events
+}
+
+// mergeTimeline adds the inputs' timelines second by second (by index: every process
+// samples once a second from the start of the same window). The per-second histograms are
+// not in the JSON, so a second's p99 is the highest of the processes' p99s: an upper bound of
+// the true one, never an average.
+func mergeTimeline(group []*Result) []Second {
+	var out []Second
+	for _, r := range group {
+		for i, sec := range r.Timeline {
+			if i == len(out) {
+				out = append(out, Second{})
+			}
+			o := &out[i]
+			o.TS = max(o.TS, sec.TS)
+			o.Acquired += sec.Acquired
+			o.P99US = max(o.P99US, sec.P99US)
+			o.Overlaps += sec.Overlaps
+			o.Timeouts += sec.Timeouts
+			o.Errors += sec.Errors
+			o.Events = appendNew(o.Events, sec.Events...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,410 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// process is what one lockbench process of a multi-machine run measured for one phase: the
+// raw samples, kept so that the test can compute the exact answer.
+type process struct {
+	acquire, release, handoff, hold []int64 // µs
+	perWorker                       []uint64
+}
+
+// newProcess draws one process's samples: latencies from a heavy-tailed distribution whose
+// scale differs per process (machines differ), per-worker counts that are uneven.
+func newProcess(rng *rand.Rand, n int, scaleUS float64, workers int) process {
+	draw := func(n int, scale float64) []int64 {
+		v := make([]int64, n)
+		for i := range v {
+			x := scale * rng.ExpFloat64()
+			if rng.IntN(100) == 0 { // 1% stalls: the tail a merge must not smooth away
+				x *= 200
+			}
+			v[i] = int64(x) + 1
+		}
+		return v
+	}
+	p := process{
+		acquire: draw(n, scaleUS), release: draw(n, scaleUS/3),
+		handoff: draw(n-n/10, scaleUS*2), hold: draw(n, 2000),
+		perWorker: make([]uint64, workers),
+	}
+	for i := 0; i < n; i++ {
+		p.perWorker[rng.IntN(workers)*rng.IntN(2)]++ // worker 0 gets about half: unfair
+	}
+	return p
+}
+
+// recordAll records values into a new histogram, as the engine's shards do.
+func recordAll(t *testing.T, values ...[]int64) *hdrhistogram.Histogram {
+	t.Helper()
+	h := NewHistogram()
+	for _, vs := range values {
+		for _, v := range vs {
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return h
+}
+
+// engineResult builds the Result of one process for p exactly the way the engine does
+// (workload/engine.go: PercentilesOf and EncodeHistogram of the phase's histograms; the
+// recorder's fairness sums).
+func engineResult(t *testing.T, p process, durationS float64, node int) Result {
+	t.Helper()
+	acquire, release := recordAll(t, p.acquire), recordAll(t, p.release)
+	handoff, hold := recordAll(t, p.handoff), recordAll(t, p.hold)
+	r := Result{
+		Strategy: "token", Wait: "pubsub", TTLMS: 10000, DurationS: durationS,
+		Workers: len(p.perWorker), Keys: 16,
+		Acquired: uint64(len(p.acquire)), AcquireRate: float64(len(p.acquire)) / durationS,
+		Timeouts: uint64(node), Errors: 1, Dropped: 10 * uint64(node),
+		LatencyUS: Latencies{
+			Acquire: PercentilesOf(acquire), Release: PercentilesOf(release),
+			Handoff: PercentilesOf(handoff), Hold: PercentilesOf(hold),
+		},
+		Safety:   Safety{LostLeases: uint64(node), StuckKeys: 1},
+		Verdict:  "safe",
+		Renewals: 100,
+		Redis: RedisCost{
+			Measured: true, Commands: 4_000_000 + uint64(node)*1000, CPUUS: 3_000_000,
+			NetInBytes: 100_000_000, NetOutBytes: 50_000_000, CPUPercent: 30,
+		},
+		Fairness: fairnessOf(p.perWorker),
+		Timeline: []Second{
+			{TS: 1, Acquired: 100, P99US: int64(1000 * node)},
+			{TS: 2, Acquired: 200, P99US: 500, Overlaps: 0},
+		},
+	}
+	r.Histograms.Acquire = encoded(t, acquire)
+	r.Histograms.Release = encoded(t, release)
+	r.Histograms.Handoff = encoded(t, handoff)
+	r.Histograms.Hold = encoded(t, hold)
+	return r
+}
+
+// fairnessOf is the recorder's fairness computation.
+func fairnessOf(perWorker []uint64) Fairness {
+	f := Fairness{MinPerWorker: perWorker[0], Workers: len(perWorker)}
+	for _, n := range perWorker {
+		x := float64(n)
+		f.Sum += x
+		f.SumSquares += x * x
+		f.MinPerWorker = min(f.MinPerWorker, n)
+		f.MaxPerWorker = max(f.MaxPerWorker, n)
+		if n == 0 {
+			f.Starved++
+		}
+	}
+	f.Jain = f.Sum * f.Sum / (float64(f.Workers) * f.SumSquares)
+	return f
+}
+
+// viaJSON writes s with the JSON reporter and reads it back, as `report merge` reads files.
+func viaJSON(t *testing.T, s *Summary) *Summary {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := JSON(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
+}
+
+// nodeSummary is one process's Summary around results.
+func nodeSummary(node, of int, results ...Result) *Summary {
+	return &Summary{
+		Tool: "lockbench", Version: "v0.2.0",
+		StartedAt: time.Date(2025, 3, 1, 10, 0, node, 0, time.UTC),
+		Node:      strconv.Itoa(node) + "/" + strconv.Itoa(of),
+		Target:    Target{Mode: "external", Topology: "single", Addrs: []string{"10.0.0.1:6379"}},
+		Config:    Config{Strategies: []string{"token"}, Workers: 10, Keys: 16, DurationS: 10, Rate: 1000},
+		Results:   results,
+	}
+}
+
+// TestMergeHistogramsExact is the property `report merge` exists for: the merged acquire
+// histogram is the histogram of every process's samples together, not an average of
+// percentiles.
+func TestMergeHistogramsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	procs := []process{
+		newProcess(rng, 20000, 300, 10),
+		newProcess(rng, 5000, 2000, 7), // a slower, farther machine
+		newProcess(rng, 12000, 800, 13),
+	}
+	durations := []float64{10.0, 10.2, 9.9}
+	var inputs []*Summary
+	for i, p := range procs {
+		inputs = append(inputs, viaJSON(t, nodeSummary(i+1, 3, engineResult(t, p, durations[i], i+1))))
+	}
+	merged, err := Merge(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Merged != 3 || merged.Node != "" || len(merged.Results) != 1 {
+		t.Fatalf("merged: Merged=%d Node=%q %d results; want 3, \"\", 1", merged.Merged, merged.Node, len(merged.Results))
+	}
+	r := merged.Results[0]
+
+	var all process
+	for _, p := range procs {
+		all.acquire = append(all.acquire, p.acquire...)
+		all.handoff = append(all.handoff, p.handoff...)
+		all.perWorker = append(all.perWorker, p.perWorker...)
+	}
+	want := recordAll(t, all.acquire)
+	got, err := DecodeHistogram(r.Histograms.Acquire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TotalCount() != want.TotalCount() || got.Max() != want.Max() {
+		t.Errorf("merged acquire histogram: count %d max %d, want %d, %d", got.TotalCount(), got.Max(), want.TotalCount(), want.Max())
+	}
+	for _, q := range []float64{0, 1, 25, 50, 75, 90, 99, 99.5, 99.9, 99.99, 100} {
+		if g, w := got.ValueAtPercentile(q), want.ValueAtPercentile(q); g != w {
+			t.Errorf("merged acquire p%v = %d, want %d", q, g, w)
+		}
+	}
+	if !got.Equals(want) {
+		t.Errorf("merged acquire histogram differs from the histogram of all samples")
+	}
+	if r.LatencyUS.Acquire != PercentilesOf(want) {
+		t.Errorf("acquire percentiles = %+v, want %+v (from the combined samples)", r.LatencyUS.Acquire, PercentilesOf(want))
+	}
+	if r.LatencyUS.Handoff != PercentilesOf(recordAll(t, all.handoff)) {
+		t.Errorf("handoff percentiles = %+v, want those of the combined samples", r.LatencyUS.Handoff)
+	}
+	averaged := (inputs[0].Results[0].LatencyUS.Acquire.P99 + inputs[1].Results[0].LatencyUS.Acquire.P99 +
+		inputs[2].Results[0].LatencyUS.Acquire.P99) / 3
+	if r.LatencyUS.Acquire.P99 == averaged {
+		t.Errorf("p99 %d equals the average of the inputs' p99s: percentiles were averaged", averaged)
+	}
+
+	// Counts add up; the rate is over the longest window.
+	n := uint64(len(all.acquire))
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"acquired", float64(r.Acquired), float64(n)},
+		{"acquire_rate", r.AcquireRate, float64(n) / 10.2},
+		{"duration_s", r.DurationS, 10.2},
+		{"workers", float64(r.Workers), 30},
+		{"timeouts", float64(r.Timeouts), 1 + 2 + 3},
+		{"errors", float64(r.Errors), 3},
+		{"dropped", float64(r.Dropped), 60},
+		{"lost_leases", float64(r.Safety.LostLeases), 6},
+		{"stuck_keys", float64(r.Safety.StuckKeys), 3},
+		{"renewals", float64(r.Renewals), 300},
+		{"timeline[0].acquired", float64(r.Timeline[0].Acquired), 300},
+		{"timeline[1].acquired", float64(r.Timeline[1].Acquired), 600},
+		{"timeline[0].p99_us (highest)", float64(r.Timeline[0].P99US), 3000},
+		{"config.workers", float64(merged.Config.Workers), 30},
+		{"config.rate", merged.Config.Rate, 3000},
+		// Redis: every process saw the same servers; the cost is their mean, per merged acquire.
+		{"redis.commands", float64(r.Redis.Commands), 4_002_000},
+		{"redis.commands_per_acquire", r.Redis.CommandsPerAcquire, 4_002_000 / float64(n)},
+		{"redis.cpu_us_per_acquire", r.Redis.CPUUSPerAcquire, 3_000_000 / float64(n)},
+		{"redis.bytes_per_acquire", r.Redis.BytesPerAcquire, 150_000_000 / float64(n)},
+		{"redis.cpu_percent", r.Redis.CPUPercent, 30},
+		// Jain over all 30 workers, exactly.
+		{"fairness.jain", r.Fairness.Jain, fairnessOf(all.perWorker).Jain},
+		{"fairness.workers", float64(r.Fairness.Workers), 30},
+		{"fairness.min", float64(r.Fairness.MinPerWorker), float64(fairnessOf(all.perWorker).MinPerWorker)},
+		{"fairness.max", float64(r.Fairness.MaxPerWorker), float64(fairnessOf(all.perWorker).MaxPerWorker)},
+		{"fairness.starved", float64(r.Fairness.Starved), float64(fairnessOf(all.perWorker).Starved)},
+	}
+	for _, c := range checks {
+		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if r.Verdict != "safe" {
+		t.Errorf("verdict = %q, want safe", r.Verdict)
+	}
+	if !merged.StartedAt.Equal(inputs[0].StartedAt) {
+		t.Errorf("started_at = %v, want the earliest %v", merged.StartedAt, inputs[0].StartedAt)
+	}
+	if err := CheckJSONSchema(jsonDoc(t, merged)); err != nil {
+		t.Errorf("the merged result fails the contract: %v", err)
+	}
+}
+
+// TestMergeMatchesByStrategyAndLabel: results are matched by (strategy, label), whatever
+// their order in each file.
+func TestMergeMatchesByStrategyAndLabel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	phase := func(label string, node int) Result {
+		r := engineResult(t, newProcess(rng, 1000, 500, 4), 10, node)
+		r.Label = label
+		r.Timeline = nil
+		return r
+	}
+	a := nodeSummary(1, 2, phase("ttl=200ms", 1), phase("ttl=5s", 1))
+	b := nodeSummary(2, 2, phase("ttl=5s", 2), phase("ttl=200ms", 2))
+	merged, err := Merge([]*Summary{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, label := range []string{"ttl=200ms", "ttl=5s"} {
+		r := merged.Results[i]
+		if r.Label != label {
+			t.Fatalf("result %d label = %q, want %q (A's order)", i, r.Label, label)
+		}
+		var want uint64
+		for _, s := range []*Summary{a, b} {
+			for _, in := range s.Results {
+				if in.Label == label {
+					want += in.Acquired
+				}
+			}
+		}
+		if r.Acquired != want {
+			t.Errorf("%s acquired = %d, want %d", label, r.Acquired, want)
+		}
+	}
+	if a.Results[0].Acquired == merged.Results[0].Acquired {
+		t.Errorf("Merge modified or aliased its input")
+	}
+}
+
+func TestMergeVerdict(t *testing.T) {
+	tests := []struct {
+		name     string
+		verdicts []string
+		overlaps []uint64
+		want     string
+	}{
+		{"all safe", []string{"safe", "safe"}, []uint64{0, 0}, "safe"},
+		{"all fenced", []string{"safe (fenced)", "safe (fenced)"}, []uint64{4, 1}, "safe (fenced)"},
+		{"one unsafe", []string{"safe", "UNSAFE: 3 overlaps"}, []uint64{0, 3}, "UNSAFE: 3 overlaps"},
+		{"both unsafe: counts add", []string{"UNSAFE: 2 overlaps", "UNSAFE: 3 overlaps"}, []uint64{2, 3}, "UNSAFE: 5 overlaps"},
+		{"fenced and unsafe", []string{"safe (fenced)", "UNSAFE: 1 overlaps"}, []uint64{7, 1}, "UNSAFE: 1 overlaps"},
+		{"safe and fenced", []string{"safe", "safe (fenced)"}, []uint64{0, 2}, "safe (fenced)"},
+		{"no verdicts", []string{"", ""}, []uint64{0, 0}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var group []*Result
+			var sum uint64
+			for i, v := range tt.verdicts {
+				group = append(group, &Result{Verdict: v, Safety: Safety{Overlaps: tt.overlaps[i]}})
+				sum += tt.overlaps[i]
+			}
+			if got := mergeVerdict(group, sum); got != tt.want {
+				t.Errorf("mergeVerdict = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMergeEventsAndNotes: events are merged once each in time order; interrupted and
+// errors carry over.
+func TestMergeEventsAndNotes(t *testing.T) {
+	a := nodeSummary(1, 2, Result{Strategy: "token", Verdict: "safe",
+		Events: []Event{{TS: 3, Fault: "pause", What: "node 1 paused"}, {TS: 1, Fault: "kill", What: "node 2 killed"}}})
+	b := nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Error: "connection refused", Interrupted: true,
+		Events: []Event{{TS: 1, Fault: "kill", What: "node 2 killed"}}})
+	b.Interrupted = true
+	merged, err := Merge([]*Summary{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merged.Results[0]
+	if len(r.Events) != 2 || r.Events[0].TS != 1 || r.Events[1].TS != 3 {
+		t.Errorf("events = %+v, want the kill at 1s then the pause at 3s, once each", r.Events)
+	}
+	if !merged.Interrupted || !r.Interrupted || !strings.Contains(r.Error, "input 2: connection refused") {
+		t.Errorf("interrupted %v/%v error %q: want both interrupted and input 2's error", merged.Interrupted, r.Interrupted, r.Error)
+	}
+}
+
+func TestMergeRejects(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	token := func() Result { return engineResult(t, newProcess(rng, 100, 500, 2), 10, 1) }
+	tests := []struct {
+		name string
+		ss   func() []*Summary
+		want string
+	}{
+		{"nothing", func() []*Summary { return nil }, "no results"},
+		{"capacity", func() []*Summary {
+			c := capacitySummary()
+			return []*Summary{nodeSummary(1, 2, token()), c}
+		}, "input 2 is a capacity search"},
+		{"different strategies", func() []*Summary {
+			other := token()
+			other.Strategy = "fenced"
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(2, 2, other)}
+		}, "only input 1 has token"},
+		{"extra result", func() []*Summary {
+			other := token()
+			other.Label = "wd=auto"
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(2, 2, token(), other)}
+		}, "input 1 lacks token wd=auto"},
+		{"different ttl", func() []*Summary {
+			other := token()
+			other.TTLMS = 500
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(2, 2, other)}
+		}, "ttl 10s vs 500ms"},
+		{"same node twice", func() []*Summary {
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(1, 2, token())}
+		}, "both node 1/2"},
+		{"sweep and run", func() []*Summary {
+			s := nodeSummary(2, 2, token())
+			s.Kind = KindSweep
+			return []*Summary{nodeSummary(1, 2, token()), s}
+		}, "input 2 is a sweep, input 1 a run"},
+		{"no histograms", func() []*Summary {
+			old := token()
+			old.Histograms = Histograms{}
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(2, 2, old)}
+		}, "no histogram to merge"},
+		{"no fairness sums", func() []*Summary {
+			old := token()
+			old.Fairness = Fairness{Jain: 0.9}
+			return []*Summary{nodeSummary(1, 2, token()), nodeSummary(2, 2, old)}
+		}, "no per-worker sums"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Merge(tt.ss())
+			if err == nil {
+				t.Fatal("Merge succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestMergeOne: merging a single file is that file's numbers, marked merged.
+func TestMergeOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	in := nodeSummary(1, 1, engineResult(t, newProcess(rng, 500, 500, 3), 10, 1))
+	merged, err := Merge([]*Summary{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := merged.Results[0], in.Results[0]
+	if r.LatencyUS != w.LatencyUS || r.Acquired != w.Acquired || r.Fairness != w.Fairness || r.Histograms != w.Histograms {
+		t.Errorf("a merge of one changed its numbers:\n%+v\nwant\n%+v", r, w)
+	}
+}
