@@ -39,7 +39,9 @@ var infoRequestBytes = func() int {
 	return n
 }()
 
-// ReadStats runs INFO on one server.
+// ReadStats runs INFO on one server. A server whose INFO lacks the counters lockbench needs
+// (redis_version, total_commands_processed, used_cpu_*, total_net_*_bytes; miniredis has
+// none of them) is an error, never zero counters that would read as "no cost".
 func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats, error) {
 	txt, err := c.Do(ctx, c.B().Info().Section(infoArgs[1:]...).Build()).ToString()
 	if err != nil {
@@ -47,10 +49,16 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 	}
 	s := ServerStats{Addr: addr, At: time.Now(), replyBytes: respBulkBytes(len(txt))}
 	var sys, user float64
+	var seen int
 	for line := range strings.Lines(txt) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok {
 			continue
+		}
+		switch k {
+		case "redis_version", "total_commands_processed", "total_net_input_bytes",
+			"total_net_output_bytes", "used_cpu_sys", "used_cpu_user":
+			seen++
 		}
 		switch k {
 		case "redis_version":
@@ -68,6 +76,9 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 		case "used_cpu_user":
 			user, _ = strconv.ParseFloat(v, 64)
 		}
+	}
+	if seen < 6 {
+		return ServerStats{}, fmt.Errorf("INFO %s: the reply lacks the version and counters a Redis server reports (not a Redis server?)", addr)
 	}
 	s.CPUUS = uint64((sys + user) * 1e6)
 	return s, nil

@@ -8,9 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,12 +36,18 @@ type ServerConfig struct {
 	// Sentinel starts the process in sentinel mode with the given configuration file body
 	// (port and dir directives are added).
 	Sentinel string
-	// StartTimeout bounds the wait for the server to answer PING. Default 10s.
+	// StartTimeout bounds the wait for the server to answer. Default 10s.
 	StartTimeout time.Duration
+	// Detached starts a process meant to outlive lockbench (`lockbench target up`): no
+	// parent-death signal, a session of its own (Ctrl-C in the shell does not reach it), and
+	// its output goes to redis.log in Dir instead of memory. Stop and Kill still work from
+	// the process that started it; any other process stops it by pid (see Down).
+	Detached bool
 }
 
-// Server is a spawned redis-server. Its process dies with lockbench even if lockbench is
-// killed (Linux parent-death signal), and Stop always reaps it.
+// Server is a spawned redis-server. Unless Detached, its process dies with lockbench even if
+// lockbench is killed (Linux parent-death signal), and Stop always reaps it. A Server is
+// safe for concurrent use.
 type Server struct {
 	Addr string // 127.0.0.1:port
 	Port int
@@ -50,7 +59,7 @@ type Server struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the current process has been reaped
-	log    *tailBuffer
+	log    output
 }
 
 // ErrNoRedisServer means redis-server is not installed.
@@ -66,7 +75,8 @@ func RedisServerPath() (string, error) {
 }
 
 // StartServer spawns redis-server with persistence off (an empty --save, --appendonly no) and
-// returns once it answers PING.
+// returns once the process it started answers on its port (a check of INFO's process_id,
+// so that another server that took the port first is never mistaken for it).
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Binary == "" {
 		p, err := RedisServerPath()
@@ -80,7 +90,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, dir: cfg.Dir}
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "lockbench-redis-")
+		d, err := makeTempDir("lockbench-redis-")
 		if err != nil {
 			return nil, err
 		}
@@ -112,42 +122,66 @@ func (s *Server) start(ctx context.Context, port int) error {
 		"--daemonize", "no", "--logfile", "", "--loglevel", "warning",
 	}
 	if s.cfg.Sentinel != "" {
-		conf := fmt.Sprintf("%s/sentinel-%d.conf", s.dir, port)
+		// A sentinel rewrites its configuration with what it learns (the current master after
+		// a failover, the other sentinels): a Restart on the same port keeps that file.
+		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", port))
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n%s\n", port, s.dir, s.cfg.Sentinel)
-		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-			return err
+		if _, err := os.Stat(conf); err != nil {
+			if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+				return fmt.Errorf("write sentinel configuration: %w", err)
+			}
 		}
 		args = []string{conf, "--sentinel", "--daemonize", "no", "--logfile", "", "--loglevel", "warning"}
 	}
 	args = append(args, s.cfg.Args...)
 	cmd := exec.Command(s.cfg.Binary, args...)
-	log := &tailBuffer{max: 8 << 10}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	var out output
+	if s.cfg.Detached {
+		f, err := os.OpenFile(filepath.Join(s.dir, "redis.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("open redis-server log: %w", err)
+		}
+		defer f.Close() // the child has its own copy of the descriptor
+		cmd.Stdout, cmd.Stderr = f, f
+		out = fileTail(f.Name())
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	} else {
+		log := &tailBuffer{max: 8 << 10}
+		cmd.Stdout, cmd.Stderr = log, log
+		out = log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	}
+	var err error
+	if s.cfg.Detached {
+		err = cmd.Start()
+	} else {
+		err = startOnSpawnThread(cmd)
+	}
+	if err != nil {
 		return fmt.Errorf("start %s: %w", s.cfg.Binary, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 
 	s.mu.Lock()
-	s.cmd, s.exited, s.log = cmd, exited, log
+	s.cmd, s.exited, s.log = cmd, exited, out
 	s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s.mu.Unlock()
 
-	if err := waitReady(ctx, s.Addr, exited, s.cfg.StartTimeout); err != nil {
+	if err := waitReady(ctx, s.Addr, cmd.Process.Pid, exited, s.cfg.StartTimeout); err != nil {
 		s.kill()
-		return fmt.Errorf("redis-server on port %d: %w; its output: %s", port, err, strings.TrimSpace(log.String()))
+		return fmt.Errorf("redis-server on port %d: %w; its output: %s", port, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
 
-// waitReady polls PING until the server answers +PONG (a sentinel answers too), the process
-// exits, or the timeout passes.
-func waitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+// waitReady polls INFO until the process pid answers on addr (a sentinel answers too), the
+// process exits, or the timeout passes.
+func waitReady(ctx context.Context, addr string, pid int, exited <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if ping(addr) == nil {
+		got, err := probePid(addr)
+		if err == nil && got == pid {
 			return nil
 		}
 		select {
@@ -158,30 +192,67 @@ func waitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer to PING within %s", timeout)
+			if err == nil {
+				err = fmt.Errorf("another process (pid %d) answers on its port", got)
+			}
+			return fmt.Errorf("not ready within %s: %w", timeout, err)
 		}
 	}
 }
 
-// ping sends PING over a raw connection and expects +PONG.
-func ping(addr string) error {
+// probePid sends INFO server over a raw connection and returns the process_id in the reply.
+func probePid(addr string) (int, error) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
+	if _, err := c.Write([]byte("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")); err != nil {
+		return 0, err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	line = strings.TrimSpace(line)
+	n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
+	if !strings.HasPrefix(line, "$") || err != nil || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("INFO answered %q", line)
 	}
-	return nil
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for l := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO reply without process_id")
+}
+
+// The kernel sends the parent-death signal when the *thread* that started the child ends,
+// not the process (go.dev/issue/27505). Go ends a thread when a goroutine locked to it
+// exits, so a server started from an arbitrary goroutine could be killed mid-run. Every
+// non-detached server is therefore started from one thread that is locked and never ends.
+var spawnThread = sync.OnceValue(func() chan<- func() {
+	ch := make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: this thread lives as long as the process
+		for f := range ch {
+			f()
+		}
+	}()
+	return ch
+})
+
+// startOnSpawnThread runs cmd.Start on the spawn thread.
+func startOnSpawnThread(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	spawnThread() <- func() { done <- cmd.Start() }
+	return <-done
 }
 
 func freePort() (int, error) {
@@ -271,6 +342,20 @@ func (s *Server) Output() string {
 		return ""
 	}
 	return s.log.String()
+}
+
+// output is where a server's log can be read back from.
+type output interface{ String() string }
+
+// fileTail reads the last 8 KiB of a log file.
+type fileTail string
+
+func (f fileTail) String() string {
+	b, err := os.ReadFile(string(f))
+	if err != nil {
+		return ""
+	}
+	return string(b[max(0, len(b)-8<<10):])
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -1,0 +1,15 @@
+package target
+
+import "context"
+
+// OpenEmbedded opens the embedded target whether or not redis-server is on PATH, so that
+// its tests can run in parallel with the ones that spawn servers.
+func OpenEmbedded(ctx context.Context, topology string) (*Conn, error) {
+	return openEmbedded(ctx, topology, dialer{})
+}
+
+// ProcessState exposes the /proc state letter reader to the tests.
+var ProcessState = processState
+
+// SweepTempDirs exposes the removal of killed processes' directories.
+var SweepTempDirs = sweepTempDirs

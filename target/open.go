@@ -1,0 +1,256 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Spec says where Redis is or what to start; it is what the flags --redis, --sentinel,
+// --master and --topology say. The zero Spec spawns a single redis-server (or, without
+// redis-server on PATH, embeds miniredis).
+type Spec struct {
+	// Redis are external servers (--redis host:port,...): one address is a single server or
+	// a cluster (rueidis detects which); several standalone servers are independent masters
+	// (the redlock topology).
+	Redis []string
+	// Sentinels (--sentinel host:port,...) with Master (--master NAME) is an external
+	// master that sentinels manage.
+	Sentinels []string
+	Master    string
+	// Topology (--topology) is single | redlock | sentinel | cluster: what lockbench spawns
+	// (or embeds). "" = Need, else single. With Redis it is a check of what the external
+	// target is, never a change: an external target's topology is what it is.
+	Topology string
+	// Need is the topology the chosen strategies imply: "redlock" when redlock is among
+	// them, else "". The CLI sets it; a target that cannot serve it is a *SpecError.
+	Need string
+	// ConnectTimeout bounds each dial and first PING. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// StatePath is the state file of `lockbench target up`. Default DefaultStatePath().
+	StatePath string
+	// Dial, when set, rewrites a server address before every client connection (the fault
+	// layer puts TCP proxies in between this way). It applies to every connection a client
+	// makes, including to addresses learned from a sentinel or a cluster's slot map. It
+	// must be safe for concurrent use.
+	Dial func(addr string) string
+}
+
+// SpecError is a target the flags ask for that cannot be served: a usage error (the CLI
+// exits 2). Field is the flag without dashes ("topology", "redis", "sentinel", "master",
+// "strategy"), Value what was given, Reason what is wrong and what to do instead.
+type SpecError struct {
+	Field  string
+	Value  string
+	Reason string
+}
+
+func (e *SpecError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("--%s: %s", e.Field, e.Reason)
+	}
+	return fmt.Sprintf("--%s %s: %s", e.Field, e.Value, e.Reason)
+}
+
+// Open connects to the target s describes, trying in this order:
+//
+//  1. s.Redis or s.Sentinels given: external servers (Mode "external"); Close closes the
+//     clients only.
+//  2. a live `lockbench target up` state file at s.StatePath: its servers (Mode
+//     "spawned"); Close closes the clients only, the servers belong to `target down`. A
+//     stale state file (its processes gone) is ignored, with a Note.
+//  3. redis-server on PATH: spawn the topology (Mode "spawned") in a temporary directory;
+//     Close stops every process and removes the directory, and the processes die with
+//     this one if it is killed.
+//  4. otherwise: miniredis in this process (Mode "embedded", single or redlock only), with
+//     a Note the report must print.
+//
+// A topology the spec cannot serve is a *SpecError; an unreachable server an
+// *UnreachableError; a malformed address an *AddrError.
+func Open(ctx context.Context, s Spec) (*Conn, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	d := dialer{timeout: s.ConnectTimeout, rewrite: s.Dial}
+	switch {
+	case len(s.Sentinels) > 0:
+		c, err := connectSentinel(ctx, s.Sentinels, s.Master, d)
+		if err != nil {
+			return nil, err
+		}
+		if s.Need != "" && s.Need != Sentinel {
+			c.Close()
+			return nil, &SpecError{Field: "sentinel", Value: strings.Join(s.Sentinels, ","),
+				Reason: fmt.Sprintf("a sentinel-managed master is one Redis, but %s; %s", needs(s.Need), needHint(s.Need))}
+		}
+		return c, nil
+	case len(s.Redis) > 0:
+		c, err := connectExternal(ctx, s.Redis, d)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkExternal(c); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+
+	want := s.Topology
+	if want == "" {
+		want = s.Need
+	}
+	var note string
+	statePath := s.StatePath
+	if statePath == "" {
+		statePath = DefaultStatePath()
+	}
+	switch st, err := readState(statePath); {
+	case err == nil && !st.stale():
+		return s.openState(ctx, st, d)
+	case err == nil:
+		note = fmt.Sprintf("ignored the stale state file %s of `lockbench target up` (its redis-server processes are gone; `lockbench target down` removes it)", statePath)
+	case !errors.Is(err, ErrNotUp):
+		note = fmt.Sprintf("ignored the unreadable state file %s (%v)", statePath, err)
+	}
+	if want == "" {
+		want = Single
+	}
+
+	var c *Conn
+	if _, err := RedisServerPath(); err == nil {
+		t, err := spawn(ctx, want, "", false)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = t.connect(ctx, d); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if c, err = openEmbedded(ctx, want, d); err != nil {
+			return nil, err
+		}
+	}
+	if note != "" {
+		c.addNote(note)
+	}
+	return c, nil
+}
+
+// check validates what can be checked without connecting.
+func (s Spec) check() error {
+	if s.Topology != "" && !slices.Contains(Topologies(), s.Topology) {
+		return &SpecError{Field: "topology", Value: s.Topology, Reason: "unknown topology; valid: " + strings.Join(Topologies(), ", ")}
+	}
+	if s.Need != "" && !slices.Contains(Topologies(), s.Need) {
+		return fmt.Errorf("target: Spec.Need %q is not a topology (valid: %s)", s.Need, strings.Join(Topologies(), ", "))
+	}
+	switch {
+	case len(s.Redis) > 0 && len(s.Sentinels) > 0:
+		return &SpecError{Field: "sentinel", Value: strings.Join(s.Sentinels, ","),
+			Reason: "give either --redis (servers reached directly) or --sentinel with --master (a master found through sentinels), not both"}
+	case hasDuplicate(s.Redis):
+		return &SpecError{Field: "redis", Value: strings.Join(s.Redis, ","),
+			Reason: "lists an address twice; several --redis addresses are independent masters (or seeds of one cluster)"}
+	case len(s.Sentinels) > 0 && s.Master == "":
+		return &SpecError{Field: "master", Reason: "required with --sentinel: the name the sentinels monitor the master under (sentinel monitor NAME ...)"}
+	case len(s.Sentinels) == 0 && s.Master != "":
+		return &SpecError{Field: "master", Value: s.Master, Reason: "names a master that sentinels manage; give their addresses with --sentinel host:port,..."}
+	case len(s.Sentinels) > 0 && s.Topology != "" && s.Topology != Sentinel:
+		return &SpecError{Field: "topology", Value: s.Topology,
+			Reason: "--sentinel reaches a sentinel-managed master: the topology is sentinel; drop --topology, or drop --sentinel to let lockbench spawn " + s.Topology}
+	case len(s.Redis) > 0 && s.Topology == Sentinel:
+		return &SpecError{Field: "topology", Value: s.Topology,
+			Reason: "a sentinel-managed master is reached with --sentinel host:port,... --master NAME, not --redis; or drop --redis to let lockbench spawn a sentinel topology"}
+	case s.Topology != "" && s.Need != "" && s.Topology != s.Need:
+		return &SpecError{Field: "topology", Value: s.Topology,
+			Reason: fmt.Sprintf("%s; use --topology %s or leave --topology out, or %s", needs(s.Need), s.Need, dropHint(s.Need))}
+	}
+	return nil
+}
+
+func hasDuplicate(addrs []string) bool {
+	sorted := slices.Sorted(slices.Values(addrs))
+	return len(slices.Compact(sorted)) != len(addrs)
+}
+
+// checkExternal checks what an external target turned out to be against Topology and Need.
+func (s Spec) checkExternal(c *Conn) error {
+	addrs := strings.Join(s.Redis, ",")
+	if s.Topology != "" && s.Topology != c.Topology {
+		return &SpecError{Field: "topology", Value: s.Topology,
+			Reason: fmt.Sprintf("--redis %s is %s; an external target's topology is what it is (one address: a single server or a cluster; several: independent masters), --topology only checks it — drop --topology, or drop --redis to let lockbench spawn %s",
+				addrs, describe(c), s.Topology)}
+	}
+	if s.Need == Redlock && (c.Topology != Redlock || len(c.Nodes) < 3 || len(c.Nodes)%2 == 0) {
+		return &SpecError{Field: "redis", Value: addrs,
+			Reason: fmt.Sprintf("%s, but %s; %s", describe(c), needs(Redlock), needHint(Redlock))}
+	}
+	if s.Need != "" && s.Need != Redlock && s.Need != c.Topology {
+		return &SpecError{Field: "redis", Value: addrs,
+			Reason: fmt.Sprintf("%s, but %s; %s", describe(c), needs(s.Need), needHint(s.Need))}
+	}
+	return nil
+}
+
+// openState connects to the live topology of a `target up` state file.
+func (s Spec) openState(ctx context.Context, st *State, d dialer) (*Conn, error) {
+	want := s.Topology
+	if want == "" {
+		want = s.Need
+	}
+	if want != "" && want != st.Topology {
+		field, value := "topology", s.Topology
+		if s.Topology == "" {
+			field, value = "strategy", s.Need
+		}
+		return nil, &SpecError{Field: field, Value: value,
+			Reason: fmt.Sprintf("needs the %s topology, but `lockbench target up` runs %s (since %s); run `lockbench target down`, then `lockbench target up --topology %s`, or pass --redis",
+				want, st.Topology, st.StartedAt.Local().Format(time.DateTime), want)}
+	}
+	c := &Conn{Mode: "spawned", Topology: st.Topology, Addrs: st.Addrs, SentinelAddrs: st.SentinelAddrs,
+		MasterName: st.MasterName, RedisVersion: st.RedisVersion}
+	if err := c.connectClients(ctx, d); err != nil {
+		return nil, fmt.Errorf("the %s target of `lockbench target up` (state file %s): %w", st.Topology, st.path, err)
+	}
+	return c, nil
+}
+
+// describe says what an external target is, for error messages.
+func describe(c *Conn) string {
+	switch c.Topology {
+	case Cluster:
+		return "a cluster"
+	case Redlock:
+		return fmt.Sprintf("%d independent masters", len(c.Nodes))
+	case Sentinel:
+		return "a sentinel-managed master"
+	}
+	return "a single server"
+}
+
+// needs says what a needed topology requires.
+func needs(topology string) string {
+	if topology == Redlock {
+		return "strategy redlock needs an odd number (at least 3) of independent masters"
+	}
+	return "the chosen strategies need the " + topology + " topology"
+}
+
+func needHint(topology string) string {
+	if topology == Redlock {
+		return "pass several --redis addresses (e.g. 5 standalone servers), or drop --redis to let lockbench spawn five, or drop redlock from --strategy"
+	}
+	return "drop --redis to let lockbench spawn it"
+}
+
+func dropHint(topology string) string {
+	if topology == Redlock {
+		return "drop redlock from --strategy"
+	}
+	return "choose other strategies"
+}
