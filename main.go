@@ -14,6 +14,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/plot"
+	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/target"
@@ -40,7 +43,13 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "drive lock strategies with many workers and report throughput, latency, cost and safety", runCmd},
+		{"sweep", "vary one parameter (ttl, watchdog, wait, workers, keys, hold, rate) and recommend a setting", sweepCmd},
+		{"capacity", "find the highest lock rate this Redis sustains within a latency objective", capacityCmd},
+		{"report", "plot, compare or merge result files written with --format json", reportCmd},
 		{"strategies", "list the lock strategies, their properties and known weaknesses", strategiesCmd},
+		{"profiles", "list the built-in scenario profiles, or show one", profilesCmd},
+		{"faults", "list the faults --fault can inject", faultsCmd},
+		{"target", "keep a spawned Redis topology running between runs: up, down, status", targetCmd},
 		{"version", "print the version", versionCmd},
 	}
 }
@@ -128,8 +137,13 @@ func isUsage(err error) bool {
 		ce *workload.ConfigError
 		fe *report.FormatError
 		ae *target.AddrError
+		te *target.SpecError
+		pe *profiles.Error
+		se *faults.SpecError
+		ie *plot.FormatError
 	)
-	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &fe) || errors.As(err, &ae)
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &fe) ||
+		errors.As(err, &ae) || errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ie)
 }
 
 // newFlags returns a command's flag set: errors come back to us (exit 2, never a panic or
@@ -143,6 +157,8 @@ func newFlags(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
 	}
 	return fs
 }
+
+func isHelp(err error) bool { return errors.Is(err, pflag.ErrHelp) }
 
 // parseFlags parses args; --help prints usage and returns pflag.ErrHelp (exit 0).
 func parseFlags(fs *pflag.FlagSet, args []string) error {

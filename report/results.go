@@ -21,6 +21,7 @@ type headerLine struct {
 // profile. Lines with nothing to say are left out.
 func runHeader(s *Summary) []headerLine {
 	all := []headerLine{
+		{"NOTE", s.Target.Note},
 		{"run", runLine(s)},
 		{"target", targetLine(s.Target)},
 		{"workload", workloadLine(s.Config, s.Kind, sweptParam(s))},

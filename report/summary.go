@@ -79,6 +79,9 @@ type Target struct {
 	Topology     string   `json:"topology"` // single | redlock | sentinel | cluster
 	Addrs        []string `json:"addrs"`
 	RedisVersion string   `json:"redis_version"`
+	// Note says why the numbers may not mean what they seem, e.g. that the embedded target
+	// is an in-process fake, not a Redis server. Reporters for people print it first.
+	Note string `json:"note,omitempty"`
 }
 
 // Config is the resolved workload, as run.

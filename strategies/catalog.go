@@ -90,7 +90,7 @@ func init() {
 	}, newFenced)
 	register(Info{
 		Name:              "fair",
-		Summary:           "FIFO queue of waiters; a release hands the lock to the queue head and wakes only it",
+		Summary:           "FIFO queue of waiters; a release hands the lock to the queue head and wakes only it (always notified; --wait sets how often it also polls)",
 		SafeUnlock:        true,
 		AutoRenew:         true,
 		SafeWithoutFaults: true,

@@ -11,9 +11,11 @@ import (
 // fair is a FIFO lock (beyond the seeds; the idea of Redisson's RedissonFairLock, leaner):
 // a contended acquirer appends "deadline:token" to the lock's queue, and a release hands the
 // lock directly to the first waiter still within its deadline by writing that waiter's token
-// into the lock, then wakes exactly that waiter (pubsub, addressed by token) — or, with the
-// spin and backoff policies, lets it find out by polling. A queued waiter never competes
-// again, so grants follow arrival order. The price is commands per acquire.
+// into the lock, then wakes exactly that waiter (pubsub, addressed by token). The wake-up is
+// part of the algorithm, whatever the wait policy: the policy only sets how often a waiter
+// also polls, as a safety net (pubsub: when the holder's lease may have run out; spin and
+// backoff: on their schedule). A queued waiter never competes again, so grants follow
+// arrival order. The price is commands per acquire.
 //
 // When a lease expires while waiters queue (a crashed holder), nobody hands the lock on:
 // the first waiter whose timer fires takes it with SET NX, leaving the queue order for the
@@ -27,6 +29,11 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 	b, err := newBase(info, o, o.Client)
 	if err != nil {
 		return nil, err
+	}
+	if b.notify == nil {
+		if b.notify, err = newNotifier(o.Client); err != nil {
+			return nil, err
+		}
 	}
 	return &fair{base: b, c: o.Client}, nil
 }
@@ -66,22 +73,18 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	}
 	args[3] = "1" // queued: from now on an attempt only checks whether the lock became ours
 
-	var wake <-chan struct{}
-	if s.notify != nil {
-		w, err := s.notify.join(ctx, s.channel(key), tok)
-		if err != nil {
-			return giveUp(err)
+	w, err := s.notify.join(ctx, s.channel(key), tok)
+	if err != nil {
+		return giveUp(err)
+	}
+	defer s.notify.leave(w)
+	// Subscribed now; the hand-over may have come before that.
+	s.failedAttempts.Add(1)
+	if ok, err := try(); ok || err != nil {
+		if ok {
+			return won()
 		}
-		defer s.notify.leave(w)
-		wake = w.wake
-		// Subscribed now; the hand-over may have come before that.
-		s.failedAttempts.Add(1)
-		if ok, err := try(); ok || err != nil {
-			if ok {
-				return won()
-			}
-			return giveUp(err)
-		}
+		return giveUp(err)
 	}
 
 	timer := time.NewTimer(time.Hour)
@@ -92,7 +95,7 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 		select {
 		case <-ctx.Done():
 			return giveUp(ctx.Err())
-		case <-wake:
+		case <-w.wake:
 			// The message carries our token: the release already wrote it into the lock.
 			return won()
 		case <-timer.C:

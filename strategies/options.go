@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -99,6 +100,19 @@ func (w Watchdog) String() string {
 	return "off"
 }
 
+// Set parses s into w; with String and Type it makes Watchdog a pflag.Value.
+func (w *Watchdog) Set(s string) error {
+	v, err := ParseWatchdog(s)
+	if err != nil {
+		return reasonOnly(err) // the flag parser names the flag itself
+	}
+	*w = v
+	return nil
+}
+
+// Type names the value in --help.
+func (*Watchdog) Type() string { return "off|auto|DUR" }
+
 // ParseWatchdog reads "off", "auto" or a Go duration such as "3s".
 func ParseWatchdog(s string) (Watchdog, error) {
 	switch s {
@@ -168,6 +182,27 @@ func (w Wait) withDefaults() Wait {
 }
 
 const waitForms = "valid: spin[:INTERVAL] (default 1ms), backoff[:MIN..MAX] (default 1ms..50ms), pubsub"
+
+// Set parses s into w; with String and Type it makes Wait a pflag.Value.
+func (w *Wait) Set(s string) error {
+	v, err := ParseWait(s)
+	if err != nil {
+		return reasonOnly(err)
+	}
+	*w = v
+	return nil
+}
+
+// Type names the value in --help.
+func (*Wait) Type() string { return "policy" }
+
+// reasonOnly drops the field and value from an OptionError, for parsers that name them.
+func reasonOnly(err error) error {
+	if oe, ok := err.(*OptionError); ok {
+		return errors.New(oe.Reason)
+	}
+	return err
+}
 
 // ParseWait reads "spin", "spin:5ms", "backoff", "backoff:1ms..100ms" or "pubsub".
 func ParseWait(s string) (Wait, error) {

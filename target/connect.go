@@ -54,6 +54,9 @@ type Conn struct {
 	Servers []*Server
 	// Sentinels are the sentinel processes spawned for a sentinel topology, nil otherwise.
 	Sentinels []*Server
+	// ReplicationVia is the address through which the replica and the sentinels reach the
+	// initial master when Spec.ReplicationVia set one up; "" otherwise.
+	ReplicationVia string
 
 	closers []func()
 }

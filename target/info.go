@@ -19,6 +19,7 @@ type ServerStats struct {
 	Addr     string
 	Role     string // master | slave | sentinel
 	Version  string
+	RunID    string // run_id: changes when the process restarts
 	Commands uint64 // total_commands_processed: commands run inside scripts count too
 	CPUUS    uint64 // used_cpu_sys + used_cpu_user, in µs
 	NetIn    uint64 // total_net_input_bytes
@@ -65,6 +66,8 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 			s.Version = v
 		case "role":
 			s.Role = v
+		case "run_id":
+			s.RunID = v
 		case "total_commands_processed":
 			s.Commands, _ = strconv.ParseUint(v, 10, 64)
 		case "total_net_input_bytes":

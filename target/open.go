@@ -37,6 +37,11 @@ type Spec struct {
 	// makes, including to addresses learned from a sentinel or a cluster's slot map. It
 	// must be safe for concurrent use.
 	Dial func(addr string) string
+	// ReplicationVia, for a spawned sentinel topology, returns the address through which the
+	// replica and the sentinels reach the initial master (the failover fault's proxy, which
+	// delays replication and can cut it); lockbench's own clients still reach the master
+	// directly. Set only when spawning; an external target with it is a *SpecError.
+	ReplicationVia func(masterAddr string) (string, error)
 }
 
 // SpecError is a target the flags ask for that cannot be served: a usage error (the CLI
@@ -122,7 +127,7 @@ func Open(ctx context.Context, s Spec) (*Conn, error) {
 
 	var c *Conn
 	if _, err := RedisServerPath(); err == nil {
-		t, err := spawn(ctx, want, "", false)
+		t, err := spawn(ctx, want, "", false, s.ReplicationVia)
 		if err != nil {
 			return nil, err
 		}
@@ -163,6 +168,9 @@ func (s Spec) check() error {
 	case len(s.Sentinels) > 0 && s.Topology != "" && s.Topology != Sentinel:
 		return &SpecError{Field: "topology", Value: s.Topology,
 			Reason: "--sentinel reaches a sentinel-managed master: the topology is sentinel; drop --topology, or drop --sentinel to let lockbench spawn " + s.Topology}
+	case s.ReplicationVia != nil && (len(s.Redis) > 0 || len(s.Sentinels) > 0):
+		return &SpecError{Field: "fault", Value: "failover",
+			Reason: "the failover fault needs a sentinel topology lockbench spawns itself (it controls the master's process and its replication); drop --redis/--sentinel"}
 	case len(s.Redis) > 0 && s.Topology == Sentinel:
 		return &SpecError{Field: "topology", Value: s.Topology,
 			Reason: "a sentinel-managed master is reached with --sentinel host:port,... --master NAME, not --redis; or drop --redis to let lockbench spawn a sentinel topology"}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,11 +56,15 @@ type topology struct {
 	version   string
 	detached  bool
 	stopOnce  sync.Once
+
+	// via, when set, is the address through which the replica and the sentinels reach the
+	// initial master (see Spec.ReplicationVia); viaMaster is that master's own address.
+	via, viaMaster string
 }
 
 // spawn starts the named topology in dir (a new temporary directory when ""). On error
 // every process it started is stopped and the directory removed.
-func spawn(ctx context.Context, name, dir string, detached bool) (*topology, error) {
+func spawn(ctx context.Context, name, dir string, detached bool, via func(string) (string, error)) (*topology, error) {
 	bin, err := RedisServerPath()
 	if err != nil {
 		return nil, err
@@ -77,7 +82,7 @@ func spawn(ctx context.Context, name, dir string, detached bool) (*topology, err
 	case Redlock:
 		err = t.startData(ctx, base, redlockMasters)
 	case Sentinel:
-		err = t.startSentinel(ctx, base)
+		err = t.startSentinel(ctx, base, via)
 	case Cluster:
 		err = t.startCluster(ctx, base)
 	default:
@@ -132,7 +137,7 @@ func startAll(ctx context.Context, cfgs []ServerConfig) ([]*Server, error) {
 // startSentinel starts a master, its replica, and three sentinels that monitor the master
 // and know the replica, then waits until the replica is in sync and every sentinel sees
 // the replica and the two other sentinels, so that a failover can happen right away.
-func (t *topology) startSentinel(ctx context.Context, base ServerConfig) error {
+func (t *topology) startSentinel(ctx context.Context, base ServerConfig, via func(string) (string, error)) error {
 	// A replica's first full sync waits repl-diskless-sync-delay (5 s by default) for more
 	// replicas to join it; both nodes may become master.
 	nodeArgs := []string{"--repl-diskless-sync-delay", "0"}
@@ -140,7 +145,24 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig) error {
 		return err
 	}
 	master := t.servers[0]
-	if err := t.startData(ctx, base, 1, append(nodeArgs, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))...); err != nil {
+	// The master as the replica and the sentinels know it. With via, both reach it through
+	// that address (a proxy that can delay replication): were only the replica to use it,
+	// the sentinels would see it following "another" master and repoint it
+	// (+fix-slave-config). lockbench's own clients map the address back (connect).
+	host, port := "127.0.0.1", master.Port
+	if via != nil {
+		addr, err := via(master.Addr)
+		if err != nil {
+			return fmt.Errorf("replication proxy: %w", err)
+		}
+		h, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return fmt.Errorf("replication proxy address %q: %w", addr, err)
+		}
+		host, port = h, atoiOr(p, 0)
+		t.via, t.viaMaster = addr, master.Addr
+	}
+	if err := t.startData(ctx, base, 1, append(nodeArgs, "--replicaof", host, strconv.Itoa(port))...); err != nil {
 		return err
 	}
 	replica := t.servers[1]
@@ -148,12 +170,12 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig) error {
 		return err
 	}
 
-	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d %[3]d\n"+
+	conf := fmt.Sprintf("sentinel monitor %[1]s %[7]s %[2]d %[3]d\n"+
 		"sentinel down-after-milliseconds %[1]s %[4]d\n"+
 		"sentinel failover-timeout %[1]s %[5]d\n"+
 		"sentinel parallel-syncs %[1]s 1\n"+
 		"sentinel known-replica %[1]s 127.0.0.1 %[6]d\n",
-		MasterName, master.Port, sentinelQuorum, sentinelDownAfter, sentinelFailover, replica.Port)
+		MasterName, port, sentinelQuorum, sentinelDownAfter, sentinelFailover, replica.Port, host)
 	if err := t.startSentinels(ctx, base, conf); err != nil {
 		return err
 	}
@@ -325,7 +347,18 @@ func clusterOK(ctx context.Context, c rueidis.Client) (bool, string, error) {
 // on Close (unless detached: then the processes are `target up`'s and only the clients
 // close).
 func (t *topology) connect(ctx context.Context, d dialer) (*Conn, error) {
-	c := &Conn{Mode: "spawned", Topology: t.name, RedisVersion: t.version, Servers: t.servers, Sentinels: t.sentinels}
+	c := &Conn{Mode: "spawned", Topology: t.name, RedisVersion: t.version, Servers: t.servers, Sentinels: t.sentinels,
+		ReplicationVia: t.via}
+	if t.via != "" {
+		// lockbench's clients reach the master directly; only replication (and the
+		// sentinels) go through the proxy.
+		d.rewrite = chain(func(addr string) string {
+			if addr == t.via {
+				return t.viaMaster
+			}
+			return addr
+		}, d.rewrite)
+	}
 	if !t.detached {
 		c.onClose(t.stop)
 	}
@@ -497,4 +530,37 @@ func infoField(txt, key string) string {
 		}
 	}
 	return ""
+}
+
+// chain returns first followed by then (nil = none).
+func chain(first, then func(string) string) func(string) string {
+	if then == nil {
+		return first
+	}
+	return func(addr string) string { return then(first(addr)) }
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// SentinelMaster asks the sentinel at addr where the master of set name is now.
+func SentinelMaster(ctx context.Context, addr, name string) (string, error) {
+	var master string
+	err := withAdmin(ctx, addr, func(ctx context.Context, c rueidis.Client) error {
+		hp, err := c.Do(ctx, c.B().SentinelGetMasterAddrByName().Master(name).Build()).AsStrSlice()
+		if err != nil {
+			return err
+		}
+		if len(hp) != 2 {
+			return fmt.Errorf("sentinel %s: no master named %s", addr, name)
+		}
+		master = net.JoinHostPort(hp[0], hp[1])
+		return nil
+	})
+	return master, err
 }

@@ -97,7 +97,7 @@ func Up(ctx context.Context, topology, statePath string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target up: %w", err)
 	}
-	t, err := spawn(ctx, topology, dir, true)
+	t, err := spawn(ctx, topology, dir, true, nil)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

@@ -196,8 +196,8 @@ func (ph *Phase) validate() error {
 	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait})
 }
 
-// concurrency is how many workers the phase runs.
-func (ph *Phase) concurrency() int {
+// Concurrency is how many workers the phase runs: MaxInflight in the open loop.
+func (ph *Phase) Concurrency() int {
 	if ph.Rate > 0 {
 		return ph.MaxInflight
 	}

@@ -2,11 +2,11 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +63,9 @@ type Options struct {
 	// Faults builds the fault injectors of a phase that has fault specs. A phase with
 	// faults and no Faults builder is an error.
 	Faults func(Phase) (Faults, error)
+	// NoCost skips the INFO snapshots, for targets without INFO (the embedded server): the
+	// results then say the cost was not measured.
+	NoCost bool
 }
 
 // Run drives each phase and returns one Result per phase that started. When ctx ends
@@ -140,7 +143,7 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 		state:  make([]keyState, ph.Keys),
 		origin: time.Now(),
 		seed:   rand.Uint64(),
-		rec:    newRecorder(ph.concurrency()),
+		rec:    newRecorder(ph.Concurrency()),
 	}
 	var hooks strategies.Hooks
 	if len(ph.Faults) > 0 {
@@ -236,7 +239,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		return r, ctx.Err()
 	}
 
-	before, infoErr := target.Snapshot(ctx, p.nodes)
+	var before []target.ServerStats
+	var infoErr error
+	if !o.NoCost {
+		before, infoErr = target.Snapshot(ctx, p.nodes)
+	}
 	statsBefore := p.strat.Stats()
 	p.rec.on.Store(true)
 	windowStart := time.Now()
@@ -245,16 +252,22 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
-	after, err := target.Snapshot(context.WithoutCancel(ctx), p.nodes)
-	infoErr = errors.Join(infoErr, err)
+	var after []target.ServerStats
+	if !o.NoCost && infoErr == nil {
+		after, infoErr = target.Snapshot(context.WithoutCancel(ctx), p.nodes)
+	}
 	drain()
 
 	r := p.result(windowStart, windowEnd, timeline, intervals)
 	r.Renewals = p.strat.Stats().Renewals - statsBefore.Renewals
-	if infoErr == nil {
+	switch {
+	case o.NoCost:
+	case infoErr != nil:
+		r.Notes = append(r.Notes, "Redis cost not measured: "+firstLine(infoErr.Error()))
+	case !sameServers(before, after):
+		r.Notes = append(r.Notes, "Redis cost not measured: the servers changed during the phase (a failover or restart)")
+	default:
 		p.fillCost(&r, before, after)
-	} else {
-		r.Notes = append(r.Notes, "Redis cost not measured: "+infoErr.Error())
 	}
 	if err := p.meet(ctx, "end"); err != nil && ctx.Err() == nil {
 		r.Notes = append(r.Notes, err.Error())
@@ -385,7 +398,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		TTLMS:       p.ph.TTL.Milliseconds(),
 		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
 		DurationS:   window.Seconds(),
-		Workers:     p.ph.concurrency(),
+		Workers:     p.ph.Concurrency(),
 		Keys:        len(p.keys),
 		Acquired:    t.acquired,
 		OfferedRate: p.ph.Rate,
@@ -454,6 +467,25 @@ func (p *phase) attachEvents(r *report.Result) {
 			}
 		}
 	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// sameServers reports whether two snapshots are of the same server processes: INFO
+// counters of a restarted or replaced server cannot be subtracted.
+func sameServers(a, b []target.ServerStats) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Addr != b[i].Addr || a[i].RunID != b[i].RunID {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpFloat(a, b float64) int {

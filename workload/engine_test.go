@@ -127,7 +127,7 @@ func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
 		ph: ph, cfg: cfg, strat: s, info: s.Info(),
 		prefix: cfg.KeyPrefix + "test:", keys: make([]string, ph.Keys), state: make([]keyState, ph.Keys),
-		origin: time.Now(), rec: newRecorder(ph.concurrency()),
+		origin: time.Now(), rec: newRecorder(ph.Concurrency()),
 	}
 	for i := range p.keys {
 		p.keys[i] = p.prefix + "k"

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/workload"
+)
+
+const capacitySynopsis = `Finds, per strategy, the highest rate of lock acquisitions this Redis sustains within a
+latency objective: an open-loop ramp (--start, multiplied by --factor each step) until a step
+fails, then a bisection between the last passing and the first failing rate. A step fails when
+acquire p99 (from the intended start) or the timeout share breaks the SLO, or when it
+achieves less than 98% of the offered rate. Each step prints as it finishes.
+
+Examples:
+  lockbench capacity --strategy token --slo p99=5ms
+  lockbench capacity --strategy token,fenced --slo p99=2ms,timeouts=0.1% --keys 10000 --workers 500
+  lockbench capacity --strategy token --slo p99=5ms --start 5000 --factor 1.5 --plot capacity.png`
+
+func capacityCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("capacity --slo p99=DUR[,timeouts=P%] [flags]", capacitySynopsis, stdout)
+	var f loadFlags
+	f.bind(fs)
+	var ramp workload.Ramp
+	slo := fs.String("slo", "", "the objective a step must meet: p99=DURATION[,timeouts=PERCENT%] (timeouts default 0.1%)")
+	fs.Float64Var(&ramp.Start, "start", 1000, "first offered rate, acquisitions/s")
+	fs.Float64Var(&ramp.Factor, "factor", 2, "each ramp step offers this many times the last")
+	fs.DurationVar(&ramp.StepDuration, "step-duration", 3*time.Second, "measured time per step")
+	fs.Lookup("duration").Usage = "(capacity uses --step-duration)"
+	fs.Lookup("warmup").DefValue = "500ms"
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *slo == "" {
+		return usageErrorf("--slo is required, e.g. --slo p99=5ms")
+	}
+	objective, err := workload.ParseSLO(*slo)
+	if err != nil {
+		return err
+	}
+	if !fs.Changed("warmup") {
+		f.cfg.Warmup = 500 * time.Millisecond
+	}
+	cfg, prof, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	if err := f.checkOutput(); err != nil {
+		return err
+	}
+
+	progress := newProgressLine(stderr, f.quiet)
+	ctx, stop := signalContext(progress)
+	defer stop()
+	s, err := f.open(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	sum := f.summary(report.KindCapacity, &cfg, prof, s)
+	onStep := func(strategy string, st report.CapacityStep) {
+		verdict := "PASS"
+		if !st.Pass {
+			verdict = "FAIL: " + st.Reason
+		}
+		progress.say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
+			strategy, st.Stage, report.FormatRate(st.Offered), report.FormatRate(st.Achieved),
+			report.FormatUS(float64(st.P99US)), st.RedisCPUPercent, verdict))
+	}
+	if f.quiet {
+		onStep = nil
+	}
+	answers, results, runErr := workload.Capacity(ctx, cfg, s.target(), s.options(progress), objective, ramp, onStep)
+	progress.clear()
+	sum.Capacity, sum.Results = answers, results
+	sum.Interrupted = runErr != nil && ctx.Err() != nil
+	if runErr != nil && !sum.Interrupted {
+		return runErr
+	}
+	return f.finish(sum, stdout)
+}

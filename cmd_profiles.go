@@ -1,0 +1,35 @@
+package main
+
+import (
+	"io"
+
+	"github.com/lockbench/lockbench/profiles"
+	"github.com/lockbench/lockbench/report"
+)
+
+func profilesCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("profiles [show NAME]", "Lists the built-in scenario profiles, one line each; 'profiles show NAME' prints one.\nRun one with 'lockbench run --profile NAME'; flags given with it override the profile.", stdout)
+	if err := fs.Parse(args); err != nil {
+		if isHelp(err) {
+			fs.Usage()
+			return err
+		}
+		return &usageError{err}
+	}
+	switch {
+	case fs.NArg() == 0:
+		var rows [][]string
+		for _, p := range profiles.Builtins() {
+			rows = append(rows, []string{p.Name, p.Summary})
+		}
+		return report.Table(stdout, []string{"PROFILE", "QUESTION"}, rows)
+	case fs.NArg() == 2 && fs.Arg(0) == "show":
+		src, err := profiles.Source(fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(src)
+		return err
+	}
+	return usageErrorf("want 'profiles' or 'profiles show NAME'")
+}

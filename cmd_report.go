@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/plot"
+	"github.com/lockbench/lockbench/report"
+)
+
+// reportCmd works on result files written with --format json.
+func reportCmd(args []string, stdout, stderr io.Writer) error {
+	subs := map[string]func([]string, io.Writer) error{
+		"plot": reportPlot, "compare": reportCompare, "merge": reportMerge,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, "Usage: lockbench report plot|compare|merge ...\n\n"+
+			"Works on result files written with --format json:\n"+
+			"  plot RESULT.json -o FILE          draw a result (.png or .svg)\n"+
+			"  compare A.json B.json             per-strategy ratios B/A; flag regressions\n"+
+			"  merge A.json B.json ...           combine the results of processes that ran together (--node)\n")
+		if len(args) == 0 {
+			return usageErrorf("missing subcommand: plot, compare or merge")
+		}
+		return nil
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		return usageErrorf("unknown report subcommand %q; valid: plot, compare, merge", args[0])
+	}
+	return sub(args[1:], stdout)
+}
+
+func reportPlot(args []string, stdout io.Writer) error {
+	fs := newFlags("report plot RESULT.json -o FILE", "Draws a result file: the latency distribution per strategy, the per-second timeline with\nfault events, sweep and capacity curves. The format follows the extension: .png or .svg.", stdout)
+	out := fs.StringP("out", "o", "", "the image to write (.png or .svg)")
+	if err := parseFiles(fs, args, 1, 1); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageErrorf("-o FILE is required")
+	}
+	if err := plot.CheckPath(*out); err != nil {
+		return &usageError{err}
+	}
+	s, err := readSummary(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return plot.Write(*out, s)
+}
+
+func reportCompare(args []string, stdout io.Writer) error {
+	fs := newFlags("report compare A.json B.json [flags]", "Compares two result files strategy by strategy (B relative to A) and flags regressions:\nacquire rate down, latency or Redis cost up by more than the threshold, or overlaps or\nstuck keys where A had none.", stdout)
+	threshold := fs.Float64("threshold", report.DefaultCompareThreshold*100, "percent change that counts as a regression")
+	fail := fs.Bool("fail-on-regression", false, "exit 4 when a regression is found (for CI)")
+	format := fs.StringP("format", "f", "table", "table or json")
+	if err := parseFiles(fs, args, 2, 2); err != nil {
+		return err
+	}
+	if *threshold < 0 {
+		return usageErrorf("invalid --threshold %v: must be a percentage >= 0", *threshold)
+	}
+	a, err := readSummary(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	b, err := readSummary(fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	c, err := report.Compare(a, b, report.CompareOptions{Threshold: *threshold / 100})
+	if err != nil {
+		return err
+	}
+	c.A, c.B = fs.Arg(0), fs.Arg(1)
+	switch *format {
+	case "table":
+		err = report.ComparisonTable(stdout, c)
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(c)
+	default:
+		return usageErrorf("invalid --format %q: valid: table, json", *format)
+	}
+	if err != nil {
+		return err
+	}
+	if *fail && len(c.Regressions) > 0 {
+		return &exitError{code: exitRegression, msg: fmt.Sprintf("%d regression(s): %s", len(c.Regressions), strings.Join(c.Regressions, "; "))}
+	}
+	return nil
+}
+
+func reportMerge(args []string, stdout io.Writer) error {
+	fs := newFlags("report merge A.json B.json ... [flags]", "Combines the result files of processes that ran the same workload together (--node I/N\n--barrier NAME): counts add up, HDR histograms are merged (not percentiles averaged).", stdout)
+	format := fs.StringP("format", "f", "json", "report format: "+strings.Join(report.Formats(), ", "))
+	out := fs.StringP("out", "o", "", "write to this file instead of stdout")
+	if err := parseFiles(fs, args, 1, -1); err != nil {
+		return err
+	}
+	write, err := report.Lookup(*format)
+	if err != nil {
+		return err
+	}
+	var all []*report.Summary
+	for _, path := range fs.Args() {
+		s, err := readSummary(path)
+		if err != nil {
+			return err
+		}
+		all = append(all, s)
+	}
+	merged, err := report.Merge(all)
+	if err != nil {
+		return err
+	}
+	return writeReport(merged, write, *out, stdout)
+}
+
+// parseFiles parses flags and checks the number of file arguments (max < 0: no limit).
+func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
+	if err := fs.Parse(args); err != nil {
+		if isHelp(err) {
+			fs.Usage()
+			return err
+		}
+		return &usageError{err}
+	}
+	if n := fs.NArg(); n < minArgs || (maxArgs >= 0 && n > maxArgs) {
+		want := fmt.Sprint(minArgs)
+		switch {
+		case maxArgs < 0:
+			want = fmt.Sprintf("at least %d", minArgs)
+		case maxArgs != minArgs:
+			want = fmt.Sprintf("%d to %d", minArgs, maxArgs)
+		}
+		return usageErrorf("want %s result file(s), got %d", want, n)
+	}
+	return nil
+}
+
+func readSummary(path string) (*report.Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, usageErrorf("%s is not a lockbench JSON result (--format json): %v", path, err)
+	}
+	if s.Tool != "lockbench" {
+		return nil, usageErrorf("%s is not a lockbench JSON result (--format json)", path)
+	}
+	return &s, nil
+}

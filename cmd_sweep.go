@@ -1,0 +1,73 @@
+package main
+
+import (
+	"io"
+	"slices"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/workload"
+)
+
+const sweepSynopsis = `Runs one phase per value of one parameter, for each strategy, and derives recommendations
+from the results: the smallest ttl without overlaps under the configured faults, what each
+watchdog interval costs in renewals, which wait policy has the lowest tail, where throughput
+peaks. Every run flag applies; --param names what varies.
+
+Parameters: ttl, watchdog, wait, workers, keys, hold, rate.
+
+Examples:
+  lockbench sweep --param ttl=200ms,1s,5s --fault holder-pause:p=0.05,d=600ms --strategy token
+  lockbench sweep --param watchdog=off,100ms,auto --ttl 1s --hold uniform:500ms..1500ms
+  lockbench sweep --param wait=spin:1ms,backoff,pubsub --workers 200
+  lockbench sweep --param workers=10,100,1000 --keys 1000 --plot sweep.png`
+
+func sweepCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
+	var f loadFlags
+	f.bind(fs)
+	param := fs.String("param", "", "the parameter to vary and its values: NAME=V1,V2,...")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *param == "" {
+		return usageErrorf("--param is required, e.g. --param ttl=200ms,1s,5s")
+	}
+	name, values, err := workload.ParseSweep(*param)
+	if err != nil {
+		return err
+	}
+	cfg, prof, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	if err := f.checkOutput(); err != nil {
+		return err
+	}
+	cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
+	if cfg.Phases, err = workload.SweepPhases(&cfg, name, values); err != nil {
+		return err
+	}
+
+	progress := newProgressLine(stderr, f.quiet)
+	ctx, stop := signalContext(progress)
+	defer stop()
+	s, err := f.open(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	sum := f.summary(report.KindSweep, &cfg, prof, s)
+	sum.Sweep = &report.Sweep{Param: name, Values: values}
+	results, runErr := workload.Run(ctx, cfg, s.target(), s.options(progress))
+	progress.clear()
+	sum.Results = results
+	sum.Interrupted = runErr != nil && ctx.Err() != nil
+	if runErr != nil && !sum.Interrupted {
+		return runErr
+	}
+	if !sum.Interrupted {
+		sum.Recommendations = workload.Recommend(name, results)
+	}
+	return f.finish(sum, stdout)
+}

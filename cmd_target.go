@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/target"
+)
+
+const targetSynopsis = `Keeps a spawned Redis topology running between runs, so that several runs measure the
+same servers: 'up' starts it (detached) and records it in a state file, which 'run' uses when
+no --redis is given; 'status' says whether each process is alive; 'down' stops them.
+
+  lockbench target up --topology redlock
+  lockbench target status
+  lockbench target down`
+
+func targetCmd(args []string, stdout, _ io.Writer) error {
+	fs := newFlags("target up|down|status [flags]", targetSynopsis, stdout)
+	topology := fs.String("topology", target.Single, "up: what to start: "+strings.Join(target.Topologies(), ", "))
+	state := fs.String("state", target.DefaultStatePath(), "the state file")
+	if err := fs.Parse(args); err != nil {
+		if isHelp(err) {
+			fs.Usage()
+			return err
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() != 1 {
+		return usageErrorf("want one of: up, down, status")
+	}
+	switch fs.Arg(0) {
+	case "up":
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		st, err := target.Up(ctx, *topology, *state)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it; stop it with 'lockbench target down'\n",
+			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state)
+		return nil
+	case "down":
+		if err := target.Down(*state); err != nil {
+			if errors.Is(err, target.ErrNotUp) {
+				return fmt.Errorf("nothing to stop: no topology is up (no state file %s)", *state)
+			}
+			return err
+		}
+		fmt.Fprintln(stdout, "stopped")
+		return nil
+	case "status":
+		st, nodes, err := target.Status(*state)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s topology, started %s, state %s\n", st.Topology, st.StartedAt.Format(time.RFC3339), *state)
+		if st.Stale {
+			fmt.Fprintln(stdout, "stale: none of its processes is alive; 'lockbench target down' removes the state file")
+		}
+		var rows [][]string
+		for _, n := range nodes {
+			rows = append(rows, []string{n.Role, n.Addr, fmt.Sprint(n.Pid), yesNo(n.Alive), yesNo(n.Answering)})
+		}
+		return report.Table(stdout, []string{"ROLE", "ADDRESS", "PID", "ALIVE", "ANSWERING"}, rows)
+	}
+	return usageErrorf("unknown target subcommand %q; valid: up, down, status", fs.Arg(0))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,163 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// Set is the faults of one phase. It implements workload.Faults: client-side faults act
+// through strategy hooks, worker contexts and the in-section stall; node faults run on
+// their schedule in Run.
+type Set struct {
+	specs   []Spec
+	workers int
+	nodes   *Nodes // what node faults act on; nil when the phase has none
+
+	paused sync.Map // owner -> *pause: process-pause freezes that owner's renewals
+
+	// counts of random client-side events, reported when the phase ends
+	holderPauses, processPauses, crashes atomic.Uint64
+}
+
+type pause struct{ done chan struct{} }
+
+// New prepares the faults of a phase run by workers workers. Node faults need nodes (see
+// Nodes); a node fault the target cannot serve is a *SpecError.
+func New(specs []Spec, workers int, nodes *Nodes) (*Set, error) {
+	s := &Set{specs: specs, workers: workers, nodes: nodes}
+	for _, sp := range specs {
+		if sp.NeedsNodes() {
+			if err := nodes.check(sp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+// errCrash is what a simulated client death looks like to the strategy.
+var errCrash = errors.New("client killed between SETNX and EXPIRE")
+
+// Hooks returns the strategy hooks the phase's faults need.
+func (s *Set) Hooks() strategies.Hooks {
+	var h strategies.Hooks
+	for _, sp := range s.specs {
+		switch sp.Kind {
+		case CrashBetween:
+			p := sp.P
+			h.AfterSetNX = func(context.Context, string, string) error {
+				if rand.Float64() < p {
+					s.crashes.Add(1)
+					return errCrash
+				}
+				return nil
+			}
+		case ProcessPause:
+			h.BeforeRenew = s.awaitOwner
+		}
+	}
+	return h
+}
+
+// WorkerContext gives the first fraction of the workers a clock shifted by the offset.
+func (s *Set) WorkerContext(ctx context.Context, worker int) context.Context {
+	for _, sp := range s.specs {
+		if sp.Kind == ClockSkew && worker < s.skewed(sp) {
+			offset := sp.Offset
+			ctx = strategies.WithClock(ctx, func() time.Time { return time.Now().Add(offset) })
+		}
+	}
+	return ctx
+}
+
+func (s *Set) skewed(sp Spec) int { return int(sp.Fraction*float64(s.workers) + 0.5) }
+
+// Stall pauses a holder inside its critical section. A holder-pause stalls only the
+// holder's goroutine — its watchdog keeps renewing. A process-pause freezes the holder's
+// renewals too, as a stop-the-world pause freezes a whole client.
+func (s *Set) Stall(ctx context.Context, worker int, owner string) {
+	for _, sp := range s.specs {
+		switch sp.Kind {
+		case HolderPause:
+			if rand.Float64() < sp.P {
+				s.holderPauses.Add(1)
+				sleep(ctx, sp.D)
+			}
+		case ProcessPause:
+			if rand.Float64() < sp.P {
+				s.processPauses.Add(1)
+				p := &pause{done: make(chan struct{})}
+				s.paused.Store(owner, p)
+				sleep(ctx, sp.D)
+				s.paused.Delete(owner)
+				close(p.done)
+			}
+		}
+	}
+}
+
+// awaitOwner blocks a renewal while its owner is frozen by a process-pause.
+func (s *Set) awaitOwner(ctx context.Context, _, owner string) {
+	if v, ok := s.paused.Load(owner); ok {
+		select {
+		case <-v.(*pause).done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Run plays the node faults on their schedule and, when ctx ends, undoes them and reports
+// what the client-side faults did.
+func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.Event)) {
+	for _, sp := range s.specs {
+		if sp.Kind == ClockSkew {
+			emit(report.Event{TS: 0, Fault: sp.Raw, What: fmt.Sprintf("%d of %d workers read a clock %s off", s.skewed(sp), s.workers, sp.Offset)})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, sp := range s.specs {
+		if sp.NeedsNodes() {
+			wg.Go(func() { s.nodes.play(ctx, sp, windowStart, emit) })
+		}
+	}
+	<-ctx.Done()
+	wg.Wait()
+	ts := time.Since(windowStart).Seconds()
+	for _, sp := range s.specs {
+		var what string
+		switch sp.Kind {
+		case HolderPause:
+			what = fmt.Sprintf("%d holders stalled %s inside the critical section", s.holderPauses.Load(), sp.D)
+		case ProcessPause:
+			what = fmt.Sprintf("%d holders frozen %s with their renewals", s.processPauses.Load(), sp.D)
+		case CrashBetween:
+			what = fmt.Sprintf("%d clients killed between SETNX and EXPIRE", s.crashes.Load())
+		default:
+			continue
+		}
+		emit(report.Event{TS: ts, Fault: sp.Raw, What: what})
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,55 @@
+package faults
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	for raw, want := range map[string]Spec{
+		"holder-pause:p=0.05,d=600ms":        {Kind: HolderPause, P: 0.05, D: 600 * time.Millisecond},
+		"process-pause:p=1,d=2s":             {Kind: ProcessPause, P: 1, D: 2 * time.Second},
+		"redis-pause:node=2,at=1s,d=500ms":   {Kind: RedisPause, Node: 2, At: time.Second, D: 500 * time.Millisecond},
+		"kill:node=1,at=2s":                  {Kind: Kill, Node: 1, At: 2 * time.Second},
+		"kill:node=1,at=2s,restart=1s":       {Kind: Kill, Node: 1, At: 2 * time.Second, Restart: time.Second},
+		"failover:at=3s,lag=200ms":           {Kind: Failover, At: 3 * time.Second, Lag: 200 * time.Millisecond},
+		"latency:node=0,ms=2.5,jitter=1ms":   {Kind: Latency, MS: 2500 * time.Microsecond, Jitter: time.Millisecond},
+		"partition:node=0,at=1s,d=2s":        {Kind: Partition, At: time.Second, D: 2 * time.Second},
+		"clock-skew:fraction=0.5,offset=-3s": {Kind: ClockSkew, Fraction: 0.5, Offset: -3 * time.Second},
+		"crash-between:p=0.01":               {Kind: CrashBetween, P: 0.01},
+	} {
+		got, err := Parse(raw)
+		want.Raw = raw
+		if err != nil || got != want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", raw, got, err, want)
+		}
+	}
+}
+
+func TestParseErrorsListTheForms(t *testing.T) {
+	for raw, mention := range map[string]string{
+		"meteor":                       `unknown fault "meteor"`,
+		"holder-pause:p=0.5":           "needs d=",
+		"holder-pause:p=2,d=1s":        "from 0 to 1",
+		"holder-pause:p=0.5,d=1s,x=1":  `no field "x"`,
+		"holder-pause:p=0.5,d=soon":    `d="soon"`,
+		"kill:node=-1,at=1s":           "node must be >= 0",
+		"kill:node=1,at=1s,at=2s":      "given twice",
+		"latency:node=0,ms":            "not field=value",
+		"partition:node=0,at=1s,d=-1s": "d must be >= 0",
+		"clock-skew:fraction=0.5":      "needs offset=",
+	} {
+		_, err := Parse(raw)
+		var se *SpecError
+		if !errors.As(err, &se) {
+			t.Errorf("Parse(%q): want a *SpecError, got %v", raw, err)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, mention) || !strings.Contains(msg, "holder-pause:p=P,d=D") || !strings.Contains(msg, "kill:node=I,at=T,[restart=D]") {
+			t.Errorf("Parse(%q) error should mention %q and list the valid forms:\n%s", raw, mention, msg)
+		}
+	}
+}
