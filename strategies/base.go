@@ -21,7 +21,7 @@ type base struct {
 	o      *resolved
 	notify *notifier // nil unless the wait policy is pubsub
 
-	renewals, renewFailures, failedAttempts atomic.Uint64
+	renewals, renewFailures, failedAttempts, unreplicated atomic.Uint64
 }
 
 func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
@@ -43,6 +43,7 @@ func (b *base) Stats() Stats {
 		Renewals:       b.renewals.Load(),
 		RenewFailures:  b.renewFailures.Load(),
 		FailedAttempts: b.failedAttempts.Load(),
+		Unreplicated:   b.unreplicated.Load(),
 	}
 	if b.notify != nil {
 		s.Notifications = b.notify.messages.Load()
@@ -76,6 +77,39 @@ type attempt func(ctx context.Context) (l Lease, retryIn time.Duration, err erro
 // acquire runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. The uncontended path is one call of try: no timer, no subscription.
 func (b *base) acquire(ctx context.Context, key string, try attempt) (Lease, error) {
+	l, err := b.wait(ctx, key, try)
+	if l != nil && b.o.WaitReplicas > 0 {
+		if ll, ok := l.(*lease); ok {
+			b.replicate(ctx, ll)
+		}
+	}
+	return l, err
+}
+
+// replicate waits until WaitReplicas replicas acknowledged the lock. Redis WAIT covers the
+// writes of the connection it runs on, so a write probe — resetting the lease's own ttl —
+// goes first on the same dedicated connection; replication is ordered, so its
+// acknowledgement implies the lock's.
+func (b *base) replicate(ctx context.Context, l *lease) {
+	c := b.o.Client
+	err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
+		rs := dc.DoMulti(ctx,
+			dc.B().Pexpire().Key(l.key).Milliseconds(b.o.ttlMS).Build(),
+			dc.B().Wait().Numreplicas(int64(b.o.WaitReplicas)).Timeout(b.o.ReplicaTimeout.Milliseconds()).Build())
+		n, err := rs[1].AsInt64()
+		if err == nil && n < int64(b.o.WaitReplicas) {
+			err = fmt.Errorf("%d of %d replicas", n, b.o.WaitReplicas)
+		}
+		return err
+	})
+	if err != nil {
+		b.unreplicated.Add(1)
+	}
+}
+
+// wait runs try until it yields a lease or ctx ends, waiting per the wait policy between
+// attempts.
+func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}

@@ -56,7 +56,13 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		return n == 1, err
 	}
-	won := func() (Lease, error) { return s.newLease(s, key, lockKey, owner, tok, 0), nil }
+	won := func() (Lease, error) {
+		l := s.newLease(s, key, lockKey, owner, tok, 0)
+		if s.o.WaitReplicas > 0 {
+			s.replicate(ctx, l)
+		}
+		return l, nil
+	}
 	giveUp := func(err error) (Lease, error) {
 		// Leave the queue, and pass the lock on if it was handed to us meanwhile.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)

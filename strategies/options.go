@@ -45,6 +45,15 @@ type Options struct {
 	// redlock's validity check. Default time.Now. A per-call clock set with WithClock wins.
 	Clock func() time.Time
 
+	// WaitReplicas, when > 0, makes an acquire wait until that many replicas have the lock
+	// (Redis WAIT, as Redisson checks by default), so that a failover right after the grant
+	// cannot lose it; an acquire the replicas do not confirm within ReplicaTimeout still
+	// holds the lock and is counted in Stats.Unreplicated. Single-node strategies with a
+	// ttl'd lease only (those with AutoRenew). Default 0.
+	WaitReplicas int
+	// ReplicaTimeout bounds the WAIT. Default 1s.
+	ReplicaTimeout time.Duration
+
 	// Hooks are the points where the fault layer steps in. Nil hooks are skipped.
 	Hooks Hooks
 }
@@ -322,6 +331,16 @@ func resolveOptions(info Info, o Options) (*resolved, error) {
 	r.Wait = o.Wait
 	if o.Clock == nil {
 		r.Clock = time.Now
+	}
+	if o.WaitReplicas < 0 {
+		return nil, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(o.WaitReplicas), Reason: "must be >= 0"}
+	}
+	if o.WaitReplicas > 0 && (!info.AutoRenew || info.MultiNode) {
+		return nil, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(o.WaitReplicas),
+			Reason: fmt.Sprintf("strategy %s has no ttl'd single-node lease to wait for; valid for: %s", info.Name, strings.Join(renewable(), ", "))}
+	}
+	if o.ReplicaTimeout == 0 {
+		r.ReplicaTimeout = time.Second
 	}
 	if o.DriftFactor == 0 {
 		r.DriftFactor = 0.01

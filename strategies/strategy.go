@@ -65,6 +65,7 @@ type Stats struct {
 	Notifications  uint64 // wake-up messages received by the pubsub wait policy
 	Subscriptions  uint64 // SUBSCRIBE commands sent by the pubsub wait policy
 	FailedAttempts uint64 // acquire attempts that found the lock taken
+	Unreplicated   uint64 // acquires the replicas did not confirm in time (WaitReplicas)
 }
 
 // Sentinel errors, wrapped with the key (and cause) they concern; test with errors.Is.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -339,5 +341,44 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached within 5s")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// WaitReplicas makes an acquire wait for the lock to reach the replicas (Redis WAIT): with
+// a replica it is confirmed; without one the WAIT times out and the acquire is counted.
+func TestWaitReplicas(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t, 1, "--repl-diskless-sync-delay", "0")[0]
+	replica := redistest.Start(t, 1, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))[0]
+	rc, mc := redistest.Client(t, replica.Addr), redistest.Client(t, master.Addr)
+	waitFor(t, func() bool { // until the replica acknowledges writes: a write, then WAIT
+		var acked int64
+		_ = mc.Dedicated(func(dc rueidis.DedicatedClient) error {
+			rs := dc.DoMulti(context.Background(), dc.B().Set().Key("probe").Value("1").Build(), dc.B().Wait().Numreplicas(1).Timeout(100).Build())
+			acked, _ = rs[1].AsInt64()
+			return nil
+		})
+		return acked == 1
+	})
+	alone := redistest.Start(t, 1)[0]
+	key := redistest.Prefix(t) + "k"
+	for _, tc := range []struct {
+		name         string
+		addr         string
+		unreplicated uint64
+	}{{"with a replica", master.Addr, 0}, {"without", alone.Addr, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &env{name: "token", client: redistest.Client(t, tc.addr)}
+			s := e.strategy(t, func(o *strategies.Options) {
+				o.WaitReplicas, o.ReplicaTimeout = 1, 200*time.Millisecond
+			})
+			release(t, acquire(t, s, key, "a"))
+			if got := s.Stats().Unreplicated; got != tc.unreplicated {
+				t.Fatalf("unreplicated acquires: %d, want %d", got, tc.unreplicated)
+			}
+			if n, _ := rc.Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64(); n != 0 {
+				t.Fatal("the released lock is still on the replica") // the DEL replicated too
+			}
+		})
 	}
 }

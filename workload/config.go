@@ -56,6 +56,9 @@ type Config struct {
 	TTL      time.Duration
 	Watchdog strategies.Watchdog
 	Wait     strategies.Wait
+	// WaitReplicas makes every acquire wait until that many replicas have the lock
+	// (strategies.Options.WaitReplicas). Default 0.
+	WaitReplicas int
 	// Faults are the fault specs of every phase (a Phase adds its own); the engine hands
 	// them to Options.Faults and reports them.
 	Faults []string
@@ -85,6 +88,8 @@ type Phase struct {
 	Watchdog    strategies.Watchdog
 	Wait        strategies.Wait
 	Faults      []string
+
+	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
 
 // Phase returns a phase of strategy with the run's settings. Call it after Validate, or
@@ -93,6 +98,7 @@ func (c *Config) Phase(strategy string) Phase {
 	return Phase{
 		Strategy: strategy, Workers: c.Workers, Rate: c.Rate, MaxInflight: c.MaxInflight, Keys: c.Keys,
 		Hold: c.Hold, TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait, Faults: slices.Clone(c.Faults),
+		waitReplicas: c.WaitReplicas,
 	}
 }
 
@@ -193,7 +199,7 @@ func (ph *Phase) validate() error {
 	if ph.Keys < 1 {
 		return &ConfigError{Field: "keys", Value: strconv.Itoa(ph.Keys), Reason: "must be at least 1"}
 	}
-	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait})
+	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas})
 }
 
 // Concurrency is how many workers the phase runs: MaxInflight in the open loop.

@@ -103,7 +103,8 @@ func Run(ctx context.Context, cfg Config, t Target, o Options) ([]report.Result,
 }
 
 func strategyOptions(ph Phase, t Target, hooks strategies.Hooks) strategies.Options {
-	return strategies.Options{Client: t.Client, Nodes: t.Nodes, TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, Hooks: hooks}
+	return strategies.Options{Client: t.Client, Nodes: t.Nodes, TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait,
+		WaitReplicas: ph.waitReplicas, Hooks: hooks}
 }
 
 // phase is one strategy's run.
@@ -259,7 +260,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	drain()
 
 	r := p.result(windowStart, windowEnd, timeline, intervals)
-	r.Renewals = p.strat.Stats().Renewals - statsBefore.Renewals
+	statsAfter := p.strat.Stats()
+	r.Renewals = statsAfter.Renewals - statsBefore.Renewals
+	if n := statsAfter.Unreplicated - statsBefore.Unreplicated; n > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d acquires not confirmed by %d replica(s) in time (--wait-replicas)", n, p.ph.waitReplicas))
+	}
 	switch {
 	case o.NoCost:
 	case infoErr != nil:
