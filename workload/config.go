@@ -92,6 +92,9 @@ type Phase struct {
 	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
 
+// warmup is the warm-up time, 0 for none.
+func (c *Config) warmup() time.Duration { return max(c.Warmup, 0) }
+
 // Phase returns a phase of strategy with the run's settings. Call it after Validate, or
 // on a Config whose settings are already final.
 func (c *Config) Phase(strategy string) Phase {
@@ -134,7 +137,8 @@ func (c *Config) Validate() error {
 	if c.Warmup == 0 {
 		c.Warmup = time.Second
 	}
-	c.Warmup = max(c.Warmup, 0)
+	// A negative Warmup (none) stays negative: Validate must be idempotent, and a second
+	// call must not mistake "none" for "unset".
 	if c.AcquireTimeout == 0 {
 		c.AcquireTimeout = 5 * time.Second
 	}
@@ -374,7 +378,7 @@ func (c *Config) Report() report.Config {
 		Hold:             c.Hold.String(),
 		Reentry:          c.Reentry,
 		DurationS:        c.Duration.Seconds(),
-		WarmupS:          max(c.Warmup, 0).Seconds(),
+		WarmupS:          c.warmup().Seconds(),
 		AcquireTimeoutMS: c.AcquireTimeout.Milliseconds(),
 		TTLMS:            c.TTL.Milliseconds(),
 		Watchdog:         c.Watchdog.String(),

@@ -189,7 +189,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	defer stopWork()
 	var workers sync.WaitGroup
 	start := time.Now()
-	p.winStart = start.Add(p.cfg.Warmup)
+	p.winStart = start.Add(p.cfg.warmup())
 	p.winEnd = p.winStart.Add(p.cfg.Duration)
 	open := p.ph.Rate > 0
 	var finish func() // runs when the window's time is up, before the last sample
@@ -328,7 +328,7 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 		case <-end.C:
 			return true
 		case <-tick.C:
-			progress(Progress{Warmup: true, Elapsed: time.Since(start), Total: p.cfg.Warmup})
+			progress(Progress{Warmup: true, Elapsed: time.Since(start), Total: p.cfg.warmup()})
 		}
 	}
 }

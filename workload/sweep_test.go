@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -130,5 +131,25 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 	}
 	if math.IsNaN(heldLocks(w("x", 1, 0))) {
 		t.Error("heldLocks NaN")
+	}
+}
+
+// Validate runs again inside Run: it must not change a validated configuration.
+func TestValidateIsIdempotent(t *testing.T) {
+	for _, cfg := range []Config{
+		{Warmup: -1, Strategies: []string{"token", "fair"}},
+		{Warmup: 0, Rate: 100},
+		{Workers: 7, Keys: 3, Warmup: 2 * time.Second, Strategies: []string{"fenced"}},
+	} {
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		once := fmt.Sprintf("%+v", cfg)
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if twice := fmt.Sprintf("%+v", cfg); twice != once {
+			t.Errorf("a second Validate changed the configuration:\n%s\n%s", once, twice)
+		}
 	}
 }

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/profiles"
+	"github.com/lockbench/lockbench/report"
+)
+
+// runJSON runs lockbench in-process with --format json and decodes the summary.
+func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
+	t.Helper()
+	code, stdout, stderr := cli(append(args, "--format", "json", "-q")...)
+	if code != exitOK && code != exitUnsafe {
+		return nil, code, stderr
+	}
+	if err := report.CheckJSONSchema([]byte(stdout)); err != nil {
+		t.Fatalf("%v: output breaks the JSON contract: %v", args, err)
+	}
+	var s report.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s, code, stderr
+}
+
+// Every built-in profile runs to completion, shortened, on the target it implies.
+func TestEveryBuiltinProfileRuns(t *testing.T) {
+	redistest.Require(t)
+	for _, p := range profiles.Builtins() {
+		t.Run(p.Name, func(t *testing.T) {
+			prof, err := profiles.Load(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, code, stderr := runJSON(t, "run", "--profile", p.Name, "--duration", "300ms", "--warmup", "0")
+			if s == nil {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			want := max(len(prof.Phases), 1)
+			if len(prof.Phases) == 0 {
+				if v, ok := prof.Lookup("strategy"); ok {
+					want = len(strings.Split(v.Value, ","))
+				}
+			}
+			if len(s.Results) != want || s.Config.Profile != p.Name || s.Target.Mode != "spawned" {
+				t.Fatalf("%d results (want %d), profile %q, target %+v", len(s.Results), want, s.Config.Profile, s.Target)
+			}
+			for _, r := range s.Results {
+				if r.Acquired == 0 && r.Timeouts == 0 && r.Errors == 0 {
+					t.Errorf("%s %s: nothing happened", r.Strategy, r.Label)
+				}
+			}
+		})
+	}
+}
+
+func TestProfileErrorsExit2NamingIt(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		profile string
+		mention []string
+	}{
+		{"no-such-profile", []string{`unknown profile "no-such-profile"`, "quickstart"}},
+		{write("typo.yaml", "workers: 10\nwokers: 20\n"), []string{"line 2", `"wokers"`, "workers"}},
+		{write("type.yaml", "strategy: token\nworkers: lots\n"), []string{"line 2", "workers", "whole number"}},
+		{write("value.yaml", "strategy: token\nhold: forever\n"), []string{"line 2", "hold", "uniform:MIN..MAX"}},
+		{write("fault.yaml", "faults: [\"meteor:p=1\"]\n"), []string{"line 1", "meteor", "holder-pause"}},
+	} {
+		code, _, stderr := cli("run", "--profile", tc.profile, "-q")
+		if code != exitUsage {
+			t.Errorf("--profile %s: exit %d, want 2; %s", tc.profile, code, stderr)
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(stderr, m) {
+				t.Errorf("--profile %s: stderr should mention %q: %s", tc.profile, m, stderr)
+			}
+		}
+	}
+}
+
+// A flag on the command line beats the profile; an absent one never does.
+func TestFlagOverridesProfile(t *testing.T) {
+	redistest.Require(t)
+	s, code, stderr := runJSON(t, "run", "--profile", "quickstart", "--strategy", "token", "--workers", "7",
+		"--duration", "200ms", "--warmup", "0")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	prof, _ := profiles.Load("quickstart")
+	keys, _ := prof.Lookup("keys")
+	if len(s.Results) != 1 || s.Results[0].Workers != 7 || strconv.Itoa(s.Results[0].Keys) != keys.Value {
+		t.Fatalf("want 1 token phase with 7 workers and the profile's %s keys: %+v", keys.Value, s.Results)
+	}
+}
+
+func TestRedlockSpawnsFiveMastersAndClusterWorks(t *testing.T) {
+	redistest.Require(t)
+	s, code, stderr := runJSON(t, "run", "--strategy", "redlock,token", "--duration", "300ms", "--warmup", "0")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if s.Target.Mode != "spawned" || s.Target.Topology != "redlock" || len(s.Target.Addrs) != 5 || s.Results[0].Acquired == 0 {
+		t.Fatalf("redlock without --redis: target %+v, results %+v", s.Target, s.Results)
+	}
+	s, code, stderr = runJSON(t, "run", "--topology", "cluster", "--strategy", "token,fair,fenced", "--keys", "100",
+		"--duration", "300ms", "--warmup", "0")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if s.Target.Topology != "cluster" || len(s.Target.Addrs) != 3 {
+		t.Fatalf("--topology cluster: target %+v", s.Target)
+	}
+	for _, r := range s.Results {
+		if r.Acquired == 0 || r.Verdict != "safe" {
+			t.Errorf("%s on a cluster: %d acquired, %s", r.Strategy, r.Acquired, r.Verdict)
+		}
+	}
+}
+
+func TestFailOnUnsafeExits3(t *testing.T) {
+	redistest.Require(t)
+	// A holder paused past its ttl: set-nx-del lets the next one in (seed 004).
+	s, code, stderr := runJSON(t, "run", "--strategy", "set-nx-del", "--fault", "holder-pause:p=0.5,d=300ms",
+		"--ttl", "100ms", "--workers", "8", "--duration", "1s", "--warmup", "0", "--fail-on-unsafe")
+	if code != exitUnsafe || s == nil || !strings.HasPrefix(s.Results[0].Verdict, "UNSAFE") {
+		t.Fatalf("exit %d (want %d), stderr %s", code, exitUnsafe, stderr)
+	}
+	if !strings.Contains(stderr, "UNSAFE") {
+		t.Errorf("stderr should say which phase was unsafe: %s", stderr)
+	}
+}
+
+// buildBinary builds lockbench once per test binary run.
+var buildOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "lockbench-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "lockbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// children returns the pids whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may contain spaces, so split after the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// interruptMidRun starts lockbench with args, waits until it has spawned want redis-server
+// children and for settle, sends SIGINT, and checks that it exits with the interrupted code,
+// prints a report, and leaves none of its children behind.
+func interruptMidRun(t *testing.T, want int, settle time.Duration, args ...string) *report.Summary {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	deadline := time.Now().Add(20 * time.Second)
+	for len(kids) < want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+	}
+	if len(kids) < want {
+		_ = cmd.Process.Kill()
+		t.Fatalf("lockbench spawned %d processes, want %d; stderr: %s", len(kids), want, stderr.String())
+	}
+	time.Sleep(settle)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("exit: %v, want %d; stderr: %s", err, exitInterrupted, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no exit within 20s of SIGINT; stderr: %s", stderr.String())
+	}
+	for _, pid := range kids {
+		if alive(pid) {
+			t.Errorf("spawned process %d survived lockbench", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	var s report.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || !s.Interrupted {
+		t.Fatalf("want an interrupted JSON report: %v\n%s", err, stdout.String())
+	}
+	return &s
+}
+
+func TestCtrlCStopsSpawnedServers(t *testing.T) {
+	redistest.Require(t)
+	s := interruptMidRun(t, 5, time.Second, "run", "--strategy", "redlock", "--duration", "1m", "--format", "json")
+	if s.Target.Topology != "redlock" || len(s.Results) != 1 {
+		t.Fatalf("report: %+v", s.Target)
+	}
+}
+
+// Ctrl-C while a server is frozen by a fault: the server must still be stopped (a stopped
+// process ignores SIGTERM until continued) and the proxies' listeners closed.
+func TestCtrlCMidFaultLeavesNothing(t *testing.T) {
+	redistest.Require(t)
+	s := interruptMidRun(t, 1, 1500*time.Millisecond, "run", "--strategy", "token", "--duration", "1m", "--warmup", "0",
+		"--fault", "redis-pause:node=0,at=500ms,d=30s", "--fault", "latency:node=0,ms=1", "--format", "json")
+	events := s.Results[0].Events
+	if len(events) == 0 {
+		t.Fatalf("no fault events in the interrupted report")
+	}
+}
+
+// Three lockbench processes meet at a barrier, run together on one Redis, and their results
+// merge into one whose histogram is theirs combined.
+func TestThreeProcessesMerge(t *testing.T) {
+	srv, _ := redistest.Server(t)
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	files := make([]string, 3)
+	for i := range 3 {
+		files[i] = filepath.Join(dir, fmt.Sprintf("node%d.json", i+1))
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 400 * time.Millisecond) // machines never start together
+			out, err := exec.Command(binary(t), "run", "--redis", srv.Addr, "--strategy", "token,fenced", "--workers", "20",
+				"--keys", "10", "--duration", "1s", "--warmup", "200ms", "--node", fmt.Sprintf("%d/3", i+1),
+				"--barrier", "merge-test", "--format", "json", "--out", files[i], "-q").CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("node %d: %v: %s", i+1, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	var merged report.Summary
+	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
+		t.Fatal(err)
+	}
+	var parts []*report.Summary
+	for _, f := range files {
+		s, err := readSummary(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, s)
+	}
+	for i, r := range merged.Results {
+		var acquired uint64
+		for _, p := range parts {
+			acquired += p.Results[i].Acquired
+		}
+		h, err := report.DecodeHistogram(r.Histograms.Acquire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Acquired != acquired || uint64(h.TotalCount()) != acquired || merged.Merged != 3 {
+			t.Errorf("%s: merged %d acquired (histogram %d), the processes %d", r.Strategy, r.Acquired, h.TotalCount(), acquired)
+		}
+		if r.Safety.Overlaps != 0 {
+			t.Errorf("%s: three processes on the same keys overlapped %d times", r.Strategy, r.Safety.Overlaps)
+		}
+	}
+	// They contended for the same keys: each process saw handoffs from the others' releases
+	// only if they shared keys, and the barrier keys are the only ones left.
+	c := redistest.Client(t, srv.Addr)
+	keys, _ := c.Do(context.Background(), c.B().Keys().Pattern("lockbench:merge-test:*").Build()).AsStrSlice()
+	for _, k := range keys {
+		if !strings.Contains(k, ":barrier:") {
+			t.Errorf("left behind: %s", k)
+		}
+	}
+}
