@@ -11,8 +11,7 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("profiles [show NAME]", "Lists the built-in scenario profiles, one line each; 'profiles show NAME' prints one.\nRun one with 'lockbench run --profile NAME'; flags given with it override the profile.", stdout)
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
-			fs.Usage()
-			return err
+			return err // pflag has printed the usage
 		}
 		return &usageError{err}
 	}

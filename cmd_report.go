@@ -128,8 +128,7 @@ func reportMerge(args []string, stdout io.Writer) error {
 func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
-			fs.Usage()
-			return err
+			return err // pflag has printed the usage
 		}
 		return &usageError{err}
 	}

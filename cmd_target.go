@@ -26,8 +26,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	state := fs.String("state", target.DefaultStatePath(), "the state file")
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
-			fs.Usage()
-			return err
+			return err // pflag has printed the usage
 		}
 		return &usageError{err}
 	}

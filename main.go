@@ -160,12 +160,12 @@ func newFlags(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
 
 func isHelp(err error) bool { return errors.Is(err, pflag.ErrHelp) }
 
-// parseFlags parses args; --help prints usage and returns pflag.ErrHelp (exit 0).
+// parseFlags parses args; --help prints the usage (pflag does) and returns pflag.ErrHelp,
+// which exits 0.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
-		fs.Usage()
-		return err
+		return err // pflag has printed the usage
 	}
 	if err != nil {
 		return &usageError{err}

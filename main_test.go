@@ -194,3 +194,12 @@ func TestSIGINTPrintsPartialReport(t *testing.T) {
 		t.Fatalf("%d keys left in Redis: held locks were not released", n)
 	}
 }
+
+func TestHelpPrintsOnce(t *testing.T) {
+	for _, cmd := range []string{"run", "sweep", "capacity", "strategies", "profiles", "faults", "target", "version"} {
+		_, stdout, _ := cli(cmd, "--help")
+		if n := strings.Count(stdout, "Usage: lockbench"); n != 1 {
+			t.Errorf("%s --help prints its usage %d times", cmd, n)
+		}
+	}
+}
