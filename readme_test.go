@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -142,5 +143,60 @@ func TestComposeMatchesReadme(t *testing.T) {
 		if !strings.Contains(string(raw), flags) {
 			t.Errorf("docker-compose.yml's header should show `%s` for %s", flags, topology)
 		}
+	}
+}
+
+// The example Kubernetes Job runs as many nodes as --node says, all at once, and names its
+// barrier after the job.
+func TestKubernetesJobIsConsistent(t *testing.T) {
+	raw, err := os.ReadFile("deploy/kubernetes/job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			CompletionMode string `yaml:"completionMode"`
+			Completions    int    `yaml:"completions"`
+			Parallelism    int    `yaml:"parallelism"`
+			Template       struct {
+				Spec struct {
+					Containers []struct {
+						Args []string `yaml:"args"`
+						Env  []struct {
+							Name  string `yaml:"name"`
+							Value string `yaml:"value"`
+						} `yaml:"env"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	args := strings.Join(c.Args, " ")
+	if job.Kind != "Job" || job.Spec.CompletionMode != "Indexed" || job.Spec.Parallelism != job.Spec.Completions ||
+		env["NODES"] != fmt.Sprint(job.Spec.Completions) {
+		t.Errorf("an Indexed Job whose pods all run at once, NODES = completions: %+v, env %v", job.Spec, env)
+	}
+	for _, want := range []string{"--node", "JOB_COMPLETION_INDEX + 1", "--barrier", "--format json"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the container's command lacks %q: %s", want, args)
+		}
+	}
+	// The workload in ARGS must be flags and values lockbench accepts.
+	fs := newFlags("run", "", io.Discard)
+	var f loadFlags
+	f.bind(fs)
+	if err := fs.Parse(strings.Fields(env["ARGS"])); err != nil {
+		t.Errorf("ARGS %q: %v", env["ARGS"], err)
+	} else if _, _, err := f.resolve(); err != nil {
+		t.Errorf("ARGS %q: %v", env["ARGS"], err)
 	}
 }
