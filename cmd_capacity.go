@@ -44,42 +44,25 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("warmup") {
 		f.cfg.Warmup = 500 * time.Millisecond
 	}
-	cfg, prof, err := f.resolve()
+	l, err := f.launch(stderr, nil)
 	if err != nil {
 		return err
 	}
-	if err := f.checkOutput(); err != nil {
-		return err
-	}
-
-	progress := newProgressLine(stderr, f.quiet)
-	ctx, stop := signalContext(progress)
-	defer stop()
-	s, err := f.open(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-
-	sum := f.summary(report.KindCapacity, &cfg, prof, s)
+	defer l.close()
+	sum := l.summary(&f, report.KindCapacity)
 	onStep := func(strategy string, st report.CapacityStep) {
 		verdict := "PASS"
 		if !st.Pass {
 			verdict = "FAIL: " + st.Reason
 		}
-		progress.say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
+		l.progress.say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
 			strategy, st.Stage, report.FormatRate(st.Offered), report.FormatRate(st.Achieved),
 			report.FormatUS(float64(st.P99US)), st.RedisCPUPercent, verdict))
 	}
 	if f.quiet {
 		onStep = nil
 	}
-	answers, results, runErr := workload.Capacity(ctx, cfg, s.target(), s.options(progress), objective, ramp, onStep)
-	progress.clear()
+	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress), objective, ramp, onStep)
 	sum.Capacity, sum.Results = answers, results
-	sum.Interrupted = runErr != nil && ctx.Err() != nil
-	if runErr != nil && !sum.Interrupted {
-		return runErr
-	}
-	return f.finish(sum, stdout)
+	return f.complete(l, sum, runErr, stdout)
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -30,32 +30,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, prof, err := f.resolve()
+	l, err := f.launch(stderr, nil)
 	if err != nil {
 		return err
 	}
-	if err := f.checkOutput(); err != nil {
-		return err
-	}
-	progress := newProgressLine(stderr, f.quiet)
-	ctx, stop := signalContext(progress)
-	defer stop()
-	s, err := f.open(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
-		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
-	}
-
-	sum := f.summary("run", &cfg, prof, s)
-	results, runErr := workload.Run(ctx, cfg, s.target(), s.options(progress))
-	progress.clear()
-	sum.Results = results
-	sum.Interrupted = runErr != nil && ctx.Err() != nil
-	if runErr != nil && !sum.Interrupted {
-		return runErr
-	}
-	return f.finish(sum, stdout)
+	defer l.close()
+	sum := l.summary(&f, report.KindRun)
+	var runErr error
+	sum.Results, runErr = workload.Run(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress))
+	return f.complete(l, sum, runErr, stdout)
 }

@@ -36,38 +36,21 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, prof, err := f.resolve()
+	l, err := f.launch(stderr, func(cfg *workload.Config) (err error) {
+		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
+		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	if err := f.checkOutput(); err != nil {
-		return err
-	}
-	cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
-	if cfg.Phases, err = workload.SweepPhases(&cfg, name, values); err != nil {
-		return err
-	}
-
-	progress := newProgressLine(stderr, f.quiet)
-	ctx, stop := signalContext(progress)
-	defer stop()
-	s, err := f.open(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-
-	sum := f.summary(report.KindSweep, &cfg, prof, s)
+	defer l.close()
+	sum := l.summary(&f, report.KindSweep)
 	sum.Sweep = &report.Sweep{Param: name, Values: values}
-	results, runErr := workload.Run(ctx, cfg, s.target(), s.options(progress))
-	progress.clear()
+	results, runErr := workload.Run(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress))
 	sum.Results = results
-	sum.Interrupted = runErr != nil && ctx.Err() != nil
-	if runErr != nil && !sum.Interrupted {
-		return runErr
-	}
-	if !sum.Interrupted {
+	if runErr == nil {
 		sum.Recommendations = workload.Recommend(name, results)
 	}
-	return f.finish(sum, stdout)
+	return f.complete(l, sum, runErr, stdout)
 }

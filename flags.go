@@ -212,6 +212,67 @@ func phaseFlags(ph *workload.Phase) *pflag.FlagSet {
 	return fs
 }
 
+// launch is a load command under way: its resolved configuration, the connected target,
+// the progress line and the signal context. Close it when done.
+type launch struct {
+	ctx      context.Context
+	stop     func()
+	cfg      workload.Config
+	prof     *profiles.Profile
+	s        *session
+	progress *progressLine
+}
+
+// launch resolves the flags — prepare, when set, may then reshape the configuration (a
+// sweep turns it into phases) — checks the output flags, and connects to the target, all
+// before anything runs.
+func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) error) (*launch, error) {
+	cfg, prof, err := f.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if prepare != nil {
+		if err := prepare(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.checkOutput(); err != nil {
+		return nil, err
+	}
+	progress := newProgressLine(stderr, f.quiet)
+	ctx, stop := signalContext(progress)
+	s, err := f.open(ctx, &cfg)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
+		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
+	}
+	return &launch{ctx: ctx, stop: stop, cfg: cfg, prof: prof, s: s, progress: progress}, nil
+}
+
+func (l *launch) close() {
+	l.s.close()
+	l.stop()
+}
+
+// summary starts the report of this launch.
+func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
+	return f.summary(kind, &l.cfg, l.prof, l.s)
+}
+
+// complete ends a run: an error that is not the interruption is returned as is; otherwise
+// the report (partial when interrupted) is written.
+func (f *loadFlags) complete(l *launch, sum *report.Summary, runErr error, stdout io.Writer) error {
+	l.progress.clear()
+	sum.Interrupted = runErr != nil && l.ctx.Err() != nil
+	if runErr != nil && !sum.Interrupted {
+		return runErr
+	}
+	return f.finish(sum, stdout)
+}
+
 // session is a connected target with what the fault layer needs.
 type session struct {
 	conn    *target.Conn

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -158,36 +155,9 @@ func TestRunWritesOutAndHDRFiles(t *testing.T) {
 // report of what ran marked interrupted, and exits 130.
 func TestSIGINTPrintsPartialReport(t *testing.T) {
 	srv, c := redistest.Server(t)
-	bin := filepath.Join(t.TempDir(), "lockbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "run", "--redis", srv.Addr, "-s", "token,fenced", "-w", "50",
+	s := interruptMidRun(t, 0, 1500*time.Millisecond, "run", "--redis", srv.Addr, "-s", "token,fenced", "-w", "50",
 		"--hold", "20ms", "-d", "1m", "--warmup", "0", "--format", "json")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-			t.Fatalf("exit: %v, want code %d; stderr: %s", err, exitInterrupted, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("lockbench did not stop within 15s of SIGINT")
-	}
-	var s report.Summary
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
-		t.Fatalf("no JSON report after SIGINT: %v\n%s", err, stdout.String())
-	}
-	if !s.Interrupted || len(s.Results) != 1 || !s.Results[0].Interrupted || s.Results[0].Acquired == 0 {
+	if len(s.Results) != 1 || !s.Results[0].Interrupted || s.Results[0].Acquired == 0 {
 		t.Fatalf("want an interrupted report of the first phase: %+v", s)
 	}
 	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {

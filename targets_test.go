@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/workload"
 )
 
 // runJSON runs lockbench in-process with --format json and decodes the summary.
@@ -47,7 +48,15 @@ func TestEveryBuiltinProfileRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, code, stderr := runJSON(t, "run", "--profile", p.Name, "--duration", "300ms", "--warmup", "0")
+			// Shortened, but long enough for a few of the profile's own holds to finish.
+			window := 300 * time.Millisecond
+			if v, ok := prof.Lookup("hold"); ok {
+				var h workload.Hold
+				if err := h.Set(v.Value); err == nil {
+					window = max(window, 3*h.MeanDuration())
+				}
+			}
+			s, code, stderr := runJSON(t, "run", "--profile", p.Name, "--duration", window.String(), "--warmup", "0")
 			if s == nil {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

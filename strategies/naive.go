@@ -29,6 +29,16 @@ func (s *naive) release(ctx context.Context, l *lease) error {
 
 func (s *naive) renew(context.Context, *lease) (bool, error) { return false, errNoRenew }
 
+// stale reports whether a timestamp lock value is older than the ttl by the client's clock
+// (now, in Unix ms): what both timestamp locks of seed 000 decide on.
+func (s *naive) stale(value string, now int64) (bool, error) {
+	then, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("lock value %q is not a timestamp: %w", value, err)
+	}
+	return now-then >= s.o.ttlMS, nil
+}
+
 func (s *naive) lease(key, owner string) Lease { return s.newLease(s, key, key, owner, owner, 0) }
 
 // getset is seed 000 §1: GETSET key now. No previous value, or one older than the timeout
@@ -49,12 +59,8 @@ func (s *getset) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 		if err != nil {
 			return nil, 0, err
 		}
-		then, err := strconv.ParseInt(old, 10, 64)
-		if err != nil {
-			return nil, 0, fmt.Errorf("lock value %q is not a timestamp: %w", old, err)
-		}
-		if now-then < s.o.ttlMS {
-			return nil, 0, nil
+		if stale, err := s.stale(old, now); !stale || err != nil {
+			return nil, 0, err
 		}
 		return s.lease(key, owner), 0, nil // stale: take over
 	})
@@ -107,12 +113,8 @@ func (s *setnxStale) Acquire(ctx context.Context, key, owner string) (Lease, err
 			if err != nil {
 				return nil, 0, err
 			}
-			then, err := strconv.ParseInt(old, 10, 64)
-			if err != nil {
-				return nil, 0, fmt.Errorf("lock value %q is not a timestamp: %w", old, err)
-			}
-			if now-then < s.o.ttlMS {
-				return nil, 0, nil
+			if stale, err := s.stale(old, now); !stale || err != nil {
+				return nil, 0, err
 			}
 			// "stale": the seed's do-while retries immediately, with no pause.
 			s.failedAttempts.Add(1)
