@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,6 +41,8 @@ type loadFlags struct {
 	quiet, failOnUnsafe       bool
 
 	node, barrier string
+
+	cpuProfile, memProfile string
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet) {
@@ -74,6 +77,8 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier")
 	fs.StringVar(&f.barrier, "barrier", "", "multi-machine run: a name shared by the N processes; they start each phase together")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line on stderr")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "profile lockbench itself: write a CPU profile (go tool pprof) here")
+	fs.StringVar(&f.memProfile, "memprofile", "", "profile lockbench itself: write an allocation profile here at the end")
 	_ = fs.Lookup("watchdog").DefValue // (the zero values print as off / backoff:1ms..50ms)
 	fs.Lookup("watchdog").DefValue = "off"
 	fs.Lookup("wait").DefValue = "backoff:1ms..50ms"
@@ -246,6 +251,23 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 		stop()
 		return nil, err
 	}
+	if f.cpuProfile != "" {
+		file, err := os.Create(f.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(file)
+		}
+		if err != nil {
+			s.close()
+			stop()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		inner := stop
+		stop = func() {
+			pprof.StopCPUProfile()
+			file.Close()
+			inner()
+		}
+	}
 	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
 		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
 	}
@@ -257,6 +279,19 @@ func (l *launch) close() {
 	l.stop()
 }
 
+// writeMemProfile writes the allocation profile --memprofile asks for.
+func (f *loadFlags) writeMemProfile() error {
+	if f.memProfile == "" {
+		return nil
+	}
+	file, err := os.Create(f.memProfile)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer file.Close()
+	return pprof.Lookup("allocs").WriteTo(file, 0)
+}
+
 // summary starts the report of this launch.
 func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
 	return f.summary(kind, &l.cfg, l.prof, l.s)
@@ -266,6 +301,9 @@ func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
 // the report (partial when interrupted) is written.
 func (f *loadFlags) complete(l *launch, sum *report.Summary, runErr error, stdout io.Writer) error {
 	l.progress.clear()
+	if err := f.writeMemProfile(); err != nil {
+		return err
+	}
 	sum.Interrupted = runErr != nil && l.ctx.Err() != nil
 	if runErr != nil && !sum.Interrupted {
 		return runErr

@@ -212,7 +212,7 @@ func resultColumns() []column {
 // result labels when there are any; each line fits in 130 columns.
 func legendLines(results []Result) []string {
 	lines := []string{
-		"ACQ/S acquires per second; P50..MAX acquire latency; HO P99 handoff latency (a release to the next owner's acquire of that key)",
+		"ACQ/S acquires per second; P50..MAX acquire latency; HO P99 handoff latency (a release to a waiting worker's acquire)",
 		"LOST releases that found their lease gone; STUCK locks left without a ttl (! = a deadlock waiting to happen)",
 		"CMD/ACQ, CPU/ACQ Redis commands and Redis CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
 		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once; fenced = stale writes were refused",

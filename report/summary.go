@@ -160,7 +160,8 @@ type Result struct {
 type Latencies struct {
 	Acquire Percentiles `json:"acquire"`
 	Release Percentiles `json:"release"`
-	// Handoff is release of key K by one worker -> the next acquire of K by another.
+	// Handoff is release of key K by one worker -> the acquire of K by another worker that
+	// was already waiting when the release happened.
 	Handoff Percentiles `json:"handoff"`
 	Hold    Percentiles `json:"hold"`
 }

@@ -178,6 +178,26 @@ func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
 	}
 }
 
+// A handoff is a release to an acquire that was already waiting for it.
+func TestHandoffCountsOnlyWaiters(t *testing.T) {
+	var ks keyState
+	ks.released(1, 100)
+	if _, ok := ks.handoff(2, 150, 160); ok {
+		t.Error("an acquire that began after the release counted as a handoff")
+	}
+	ks.released(1, 200)
+	if d, ok := ks.handoff(2, 190, 230); !ok || d != 30 {
+		t.Errorf("a waiter's handoff: %v, %v; want 30ns", d, ok)
+	}
+	if _, ok := ks.handoff(3, 190, 240); ok {
+		t.Error("one release handed off twice")
+	}
+	ks.released(4, 300)
+	if _, ok := ks.handoff(4, 290, 310); ok {
+		t.Error("a worker re-acquiring its own release counted as a handoff")
+	}
+}
+
 func TestFairnessIndex(t *testing.T) {
 	for _, tc := range []struct {
 		counts []uint64
@@ -226,7 +246,7 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 		ks.write(7)
 		ks.exit()
 		ks.released(1, 10)
-		ks.handoff(2, 20)
+		ks.handoff(2, 5, 20)
 	}); n != 0 {
 		t.Fatalf("the oracle allocates %.1f times per cycle", n)
 	}

@@ -51,11 +51,14 @@ func (k *keyState) released(worker int, now int64) {
 	k.releasedAt.Store(now)
 }
 
-// handoff returns how long ago another worker released the key, consuming that release so
-// that only the next acquire counts it; ok is false when there is none.
-func (k *keyState) handoff(worker int, now int64) (d time.Duration, ok bool) {
+// handoff returns how long ago another worker released the key, when this acquire was
+// already waiting at that moment (it began at since): the time a waiter pays per turn.
+// An acquire that began after the release (a key nobody was waiting for) is no handoff.
+// The release is consumed, so that only the next acquire can count it; ok is false when
+// there is no handoff.
+func (k *keyState) handoff(worker int, since, now int64) (d time.Duration, ok bool) {
 	at := k.releasedAt.Swap(0)
-	if at == 0 || int(k.releasedBy.Load()) == worker {
+	if at == 0 || at < since || int(k.releasedBy.Load()) == worker {
 		return 0, false
 	}
 	return time.Duration(max(now-at, 0)), true

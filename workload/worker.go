@@ -107,6 +107,7 @@ func (p *phase) measured(t time.Time) bool {
 func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
 	key := p.keys[k]
 	m := p.measured(intended)
+	began := time.Now()
 	actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
 	lease, err := p.strat.Acquire(actx, key, w.owner)
 	cancel()
@@ -118,7 +119,7 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 
 	ks := &p.state[k]
 	handoffUS := int64(-1)
-	if d, ok := ks.handoff(w.id, int64(got.Sub(p.origin))); ok {
+	if d, ok := ks.handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok {
 		handoffUS = d.Microseconds()
 	}
 	fence := lease.Fence()
