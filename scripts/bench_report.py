@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Turns the raw files of scripts/bench.sh into its markdown table.
+
+Usage: bench_report.py DIR
+
+DIR holds what bench.sh wrote: meta.txt (ceiling, RTT, open-loop rate), <scenario>.json
+(lockbench run --format json), <scenario>.time (/usr/bin/time -v), <scenario>.err, and the
+go test outputs. Prints the table, per-run details and "N of M targets met" on stdout and
+writes "N M" to DIR/summary.txt for --strict. Every target is a ratio within the run: the
+ceiling, RTT and hold time it compares against were measured by the same run.
+"""
+
+import json
+import os
+import re
+import sys
+
+MIB = 1024 * 1024
+
+
+def read_meta(d):
+    meta = {}
+    with open(os.path.join(d, "meta.txt")) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def load_result(d, name):
+    """The first result of NAME.json, or (None, why)."""
+    try:
+        with open(os.path.join(d, name + ".json")) as f:
+            doc = json.load(f)
+        return doc["results"][0], ""
+    except Exception:  # missing, empty or truncated: the run failed
+        why = ""
+        try:
+            with open(os.path.join(d, name + ".err")) as f:
+                lines = [l.strip() for l in f if l.strip()]
+            why = lines[-1] if lines else ""
+        except OSError:
+            pass
+        return None, why or "no result"
+
+
+def load_time(d, name):
+    """User+sys seconds, wall seconds and peak RSS bytes from /usr/bin/time -v."""
+    t = {}
+    try:
+        with open(os.path.join(d, name + ".time")) as f:
+            text = f.read()
+    except OSError:
+        return t
+    m = re.search(r"User time \(seconds\): ([\d.]+)", text)
+    n = re.search(r"System time \(seconds\): ([\d.]+)", text)
+    if m and n:
+        t["cpu_s"] = float(m.group(1)) + float(n.group(1))
+    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text)
+    if m:
+        secs = 0.0
+        for part in m.group(1).split(":"):
+            secs = secs * 60 + float(part)
+        t["wall_s"] = secs
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    if m:
+        t["rss"] = int(m.group(1)) * 1024
+    return t
+
+
+def gotest_allocs(d, name):
+    """allocs/op (and ns/op) of the single benchmark line in NAME.txt, or None."""
+    try:
+        with open(os.path.join(d, name + ".txt")) as f:
+            text = f.read()
+    except OSError:
+        return None, None
+    m = re.search(r"^Benchmark\S+\s+\d+\s+([\d.]+) ns/op.*?(\d+) allocs/op", text, re.M)
+    if not m:
+        return None, None
+    return int(m.group(2)), float(m.group(1))
+
+
+def rate(v):
+    return f"{v:,.0f}/s"
+
+
+def ms(us):
+    return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} µs"
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+        self.met = 0
+        self.total = 0
+
+    def add(self, scenario, figure, value, target, ratio, met):
+        """met: True/False for a target, None for a figure only reported."""
+        if met is None:
+            mark = "info"
+        else:
+            self.total += 1
+            self.met += bool(met)
+            mark = "met" if met else "**NOT met**"
+        self.rows.append((scenario, figure, value, target, ratio, mark))
+
+    def error(self, scenario, figure, target, why):
+        self.add(scenario, figure, f"error: {why}", target, "—", False)
+
+    def render(self):
+        out = ["| scenario | figure | value | target | ratio | met |",
+               "|---|---|---|---|---|---|"]
+        for r in self.rows:
+            out.append("| " + " | ".join(r) + " |")
+        return "\n".join(out)
+
+
+def at_least(t, scen, fig, value, limit, fmt, target_text):
+    t.add(scen, fig, fmt(value), target_text, f"{value / limit:.2f}", value >= limit)
+
+
+def at_most(t, scen, fig, value, limit, fmt, target_text):
+    ratio = f"{value / limit:.2f}" if limit else "—"
+    t.add(scen, fig, fmt(value), target_text, ratio, value <= limit)
+
+
+def main():
+    d = sys.argv[1]
+    meta = read_meta(d)
+    ceiling = float(meta["ceiling"])
+    rtt_us = float(meta["rtt_us"])
+    t = Table()
+    details = []  # (scenario name, result, time)
+
+    # spread: token, 1000 workers, 100 000 uniform keys, hold 0
+    scen = "spread"
+    r, why = load_result(d, "spread")
+    details.append(("spread", r, load_time(d, "spread"), why))
+    if r:
+        at_least(t, scen, "acquire_rate", r["acquire_rate"], 0.75 * ceiling, rate,
+                 f"≥ 0.75 × ceiling {ceiling:,.0f} = {rate(0.75 * ceiling)}")
+        at_most(t, scen, "commands_per_acquire", r["redis"]["commands_per_acquire"], 4.2,
+                lambda v: f"{v:.2f}", "≤ 4.2")
+    else:
+        t.error(scen, "acquire_rate", "≥ 0.75 × ceiling", why)
+        t.error(scen, "commands_per_acquire", "≤ 4.2", why)
+
+    # hot key, notified: token --wait pubsub, 100 workers, 1 key, hold 1ms
+    scen = "hot key, notified"
+    r, why = load_result(d, "hot-notified")
+    details.append(("hot-notified", r, load_time(d, "hot-notified"), why))
+    if r:
+        hold = r["latency_us"]["hold"]["mean"]
+        limit = 0.85 / ((hold + rtt_us) / 1e6)
+        at_least(t, scen, "acquire_rate", r["acquire_rate"], limit, rate,
+                 f"≥ 0.85 / (hold {hold:,.0f} µs + RTT {rtt_us:.0f} µs) = {rate(limit)}")
+        at_most(t, scen, "commands_per_acquire", r["redis"]["commands_per_acquire"], 7,
+                lambda v: f"{v:.2f}", "≤ 7")
+        at_most(t, scen, "acquire p99", r["latency_us"]["acquire"]["p99"], 500_000, ms,
+                "≤ 500 ms")
+    else:
+        for fig, tgt in (("acquire_rate", "≥ 0.85 / (hold + RTT)"),
+                         ("commands_per_acquire", "≤ 7"), ("acquire p99", "≤ 500 ms")):
+            t.error(scen, fig, tgt, why)
+
+    # hot key, fair: fair --wait pubsub, same scenario
+    scen = "hot key, fair"
+    r, why = load_result(d, "hot-fair")
+    details.append(("hot-fair", r, load_time(d, "hot-fair"), why))
+    if r:
+        hold = r["latency_us"]["hold"]["mean"]
+        workers = r["workers"]
+        limit = 2 * workers * (hold + rtt_us)
+        at_most(t, scen, "acquire p99", r["latency_us"]["acquire"]["p99"], limit, ms,
+                f"≤ 2 × {workers} × (hold {hold:,.0f} µs + RTT {rtt_us:.0f} µs) = {ms(limit)}")
+        at_least(t, scen, "fairness.jain", r["fairness"]["jain"], 0.95,
+                 lambda v: f"{v:.4f}", "≥ 0.95")
+        at_most(t, scen, "commands_per_acquire", r["redis"]["commands_per_acquire"], 10,
+                lambda v: f"{v:.2f}", "≤ 10")
+    else:
+        for fig, tgt in (("acquire p99", "≤ 2 × workers × (hold + RTT)"),
+                         ("fairness.jain", "≥ 0.95"), ("commands_per_acquire", "≤ 10")):
+            t.error(scen, fig, tgt, why)
+
+    # scale: 10 000 workers, 1000 keys, each safe strategy (and redlock on 5 masters)
+    for s in meta.get("scale_strategies", "").split():
+        name = "scale-" + s
+        scen = f"scale, {s}"
+        r, why = load_result(d, name)
+        tm = load_time(d, name)
+        details.append((name, r, tm, why))
+        if "rss" in tm:
+            at_most(t, scen, "peak RSS", tm["rss"], 256 * MIB,
+                    lambda v: f"{v / MIB:.0f} MiB", "≤ 256 MiB")
+        else:
+            t.error(scen, "peak RSS", "≤ 256 MiB", "no /usr/bin/time output")
+        if r:
+            f = r["fairness"]
+            t.add(scen, "fairness.starved (jain)",
+                  f"{f['starved']} of {f['workers']} (jain {f['jain']:.3f})", "0 starved",
+                  f"{f['starved'] / max(f['workers'], 1):.3f}", f["starved"] == 0)
+        else:
+            t.error(scen, "fairness.starved (jain)", "0 starved", why)
+
+    # hot path (go test)
+    scen = "hot path"
+    allocs, ns = gotest_allocs(d, "gotest-recordcycle")
+    if allocs is None:
+        t.error(scen, "BenchmarkRecordCycle allocs/op", "0", "go test failed (see gotest-recordcycle.*)")
+    else:
+        t.add(scen, "BenchmarkRecordCycle allocs/op", f"{allocs} ({ns:.0f} ns/op)", "0", "—",
+              allocs == 0)
+    allocs, ns = gotest_allocs(d, "gotest-acquirerelease")
+    if allocs is None:
+        t.add(scen, "BenchmarkAcquireRelease/token allocs/op",
+              "error: go test failed (see gotest-acquirerelease.*)", "reported", "—", None)
+    else:
+        t.add(scen, "BenchmarkAcquireRelease/token allocs/op",
+              f"{allocs} ({ns / 1000:.1f} µs/op)", "reported", "—", None)
+
+    # open loop: --rate = 50 % of the spread result
+    scen = "open loop"
+    r, why = load_result(d, "open-loop")
+    spread, _ = load_result(d, "spread")
+    details.append(("open-loop", r, load_time(d, "open-loop"), why))
+    if r:
+        target = float(meta["open_rate"])
+        achieved = r["acquire_rate"]
+        dev = achieved / target - 1
+        t.add(scen, "achieved rate", f"{rate(achieved)} (dropped {r.get('dropped', 0)})",
+              f"{rate(target)} ± 2 % (50 % of spread)", f"{achieved / target:.3f}",
+              abs(dev) <= 0.02)
+        if spread:
+            p99o = r["latency_us"]["acquire"]["p99"]
+            p99c = spread["latency_us"]["acquire"]["p99"]
+            t.add(scen, "acquire p99 (from intended start)", ms(p99o),
+                  f"< closed-loop spread p99 {ms(p99c)}", f"{p99o / p99c:.2f}", p99o < p99c)
+        else:
+            t.error(scen, "acquire p99 (from intended start)", "< closed-loop spread p99",
+                    "no spread result")
+    else:
+        t.error(scen, "achieved rate", "± 2 % of 50 % of spread", why)
+        t.error(scen, "acquire p99 (from intended start)", "< closed-loop spread p99", why)
+
+    print("## Targets")
+    print()
+    print("ratio = value / target (≥ targets are met at ≥ 1, ≤ targets at ≤ 1).")
+    print()
+    print(t.render())
+    print()
+    print("## Runs")
+    print()
+    print("Client CPU is lockbench's user+sys time from /usr/bin/time over its wall time "
+          "(warm-up included; 200 % = both cores); client µs/acquire divides it by "
+          "acquire_rate × (warm-up + duration), an estimate. Redis CPU is from INFO deltas.")
+    print()
+    print("| run | strategy | wait | acquire/s | acquire p50 | acquire p99 | commands/acquire "
+          "| redis CPU µs/acquire | redis CPU | client CPU | client CPU µs/acquire ≈ "
+          "| peak RSS | timeouts | errors | dropped | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r, tm, why in details:
+        if not r:
+            print(f"| {name} | error: {why} |" + " |" * 14)
+            continue
+        lat = r["latency_us"]["acquire"]
+        red = r.get("redis", {})
+        client_pct = client_us = "—"
+        if "cpu_s" in tm and tm.get("wall_s"):
+            client_pct = f"{100 * tm['cpu_s'] / tm['wall_s']:.0f} %"
+            # warm-up runs the same load, so count its acquisitions at the measured rate
+            with open(os.path.join(d, name + ".json")) as f:
+                cfg = json.load(f).get("config", {})
+            secs = float(cfg.get("warmup_s", 0)) + float(r.get("duration_s", 0))
+            if r["acquire_rate"] > 0 and secs > 0:
+                client_us = f"{1e6 * tm['cpu_s'] / (r['acquire_rate'] * secs):.1f}"
+        rss = f"{tm['rss'] / MIB:.0f} MiB" if "rss" in tm else "—"
+        print(f"| {name} | {r['strategy']} | {r.get('wait', '')} | {rate(r['acquire_rate'])} "
+              f"| {ms(lat['p50'])} | {ms(lat['p99'])} "
+              f"| {red.get('commands_per_acquire', 0):.2f} "
+              f"| {red.get('cpu_us_per_acquire', 0):.1f} | {red.get('cpu_percent', 0):.0f} % "
+              f"| {client_pct} | {client_us} | {rss} | {r.get('timeouts', 0)} "
+              f"| {r.get('errors', 0)} | {r.get('dropped', 0)} | {r.get('verdict', '')} |")
+    notes = [(name, n) for name, r, _, _ in details if r for n in r.get("notes", [])]
+    if notes:
+        print()
+        for name, n in notes:
+            print(f"- {name}: {n}")
+    print()
+    print(f"**{t.met} of {t.total} targets met**")
+    with open(os.path.join(d, "summary.txt"), "w") as f:
+        f.write(f"{t.met} {t.total}\n")
+
+
+if __name__ == "__main__":
+    main()
