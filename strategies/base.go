@@ -108,27 +108,53 @@ func (b *base) replicate(ctx context.Context, l *lease) {
 }
 
 // wait runs try until it yields a lease or ctx ends, waiting per the wait policy between
-// attempts.
+// attempts. Without pubsub, and for a lock no local waiter is queued for, the uncontended
+// path is one call of try: no timer, no registration.
 func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	l, retryIn, err := try(ctx)
-	if l != nil || err != nil {
-		return l, b.attemptErr(ctx, key, err)
-	}
-
 	var w *waiter
-	if b.notify != nil {
-		if w, err = b.notify.join(ctx, b.channel(key), ""); err != nil {
+	if b.notify != nil && b.notify.waiting(key) {
+		// Others of this process may be queued for this lock: queue behind them before
+		// trying, so that only the head contends with Redis.
+		var err error
+		if w, err = b.notify.enter(key, b.channel(key), ""); err != nil {
 			return nil, b.attemptErr(ctx, key, err)
 		}
 		defer b.notify.leave(w)
-		// Subscribed now: try again before sleeping, or a release that happened between the
-		// first attempt and the subscription would never wake us.
-		b.failedAttempts.Add(1)
-		if l, retryIn, err = try(ctx); l != nil || err != nil {
+	}
+	var retryIn time.Duration
+	if w == nil || w.ahead == 0 {
+		l, in, err := try(ctx)
+		if l != nil || err != nil {
 			return l, b.attemptErr(ctx, key, err)
+		}
+		retryIn = in
+	}
+	if b.notify != nil {
+		registeredLate := w == nil
+		if registeredLate {
+			var err error
+			if w, err = b.notify.enter(key, b.channel(key), ""); err != nil {
+				return nil, b.attemptErr(ctx, key, err)
+			}
+			defer b.notify.leave(w)
+		}
+		if !w.covered {
+			if err := b.notify.subscribe(ctx, w); err != nil {
+				return nil, b.attemptErr(ctx, key, err)
+			}
+		}
+		// A release announced between our attempt and our registration (or before the
+		// subscription was confirmed) reached nobody: try once more before sleeping.
+		if registeredLate || !w.covered {
+			b.failedAttempts.Add(1)
+			l, in, err := try(ctx)
+			if l != nil || err != nil {
+				return l, b.attemptErr(ctx, key, err)
+			}
+			retryIn = in
 		}
 	}
 
@@ -147,9 +173,26 @@ func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error)
 		case <-timer.C:
 		case <-wake:
 		}
-		if l, retryIn, err = try(ctx); l != nil || err != nil {
+		l, in, err := try(ctx)
+		if l != nil || err != nil {
 			return l, b.attemptErr(ctx, key, err)
 		}
+		retryIn = in
+	}
+}
+
+// announce returns the channel and payload a release of key publishes ("" without pubsub).
+func (b *base) announce(key string) (channel, payload string) {
+	if b.notify == nil {
+		return "", ""
+	}
+	return releaseChannel(key), b.notify.self
+}
+
+// releasedLocally wakes the next waiter of this process for key after a release by it.
+func (b *base) releasedLocally(key string) {
+	if b.notify != nil {
+		b.notify.released(releaseChannel(key))
 	}
 }
 

@@ -52,6 +52,14 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	entry := strconv.FormatInt(deadline, 10) + ":" + tok
 	args := []string{tok, s.o.ttlArg, entry, "0"}
 
+	// Register for the addressed wake-up before the first attempt: once the channel is
+	// subscribed, a hand-over announced after this point cannot be missed.
+	w, err := s.notify.enter(key, s.channel(key), tok)
+	if err != nil {
+		return nil, s.attemptErr(ctx, key, err)
+	}
+	defer s.notify.leave(w)
+
 	try := func() (bool, error) {
 		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		return n == 1, err
@@ -79,18 +87,18 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	}
 	args[3] = "1" // queued: from now on an attempt only checks whether the lock became ours
 
-	w, err := s.notify.join(ctx, s.channel(key), tok)
-	if err != nil {
-		return giveUp(err)
-	}
-	defer s.notify.leave(w)
-	// Subscribed now; the hand-over may have come before that.
-	s.failedAttempts.Add(1)
-	if ok, err := try(); ok || err != nil {
-		if ok {
-			return won()
+	if !w.covered {
+		if err := s.notify.subscribe(ctx, w); err != nil {
+			return giveUp(err)
 		}
-		return giveUp(err)
+		// Subscribed now; the hand-over may have come before that.
+		s.failedAttempts.Add(1)
+		if ok, err := try(); ok || err != nil {
+			if ok {
+				return won()
+			}
+			return giveUp(err)
+		}
 	}
 
 	timer := time.NewTimer(time.Hour)

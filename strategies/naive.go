@@ -24,7 +24,12 @@ func newNaive(info Info, o *resolved) (*naive, error) {
 }
 
 func (s *naive) release(ctx context.Context, l *lease) error {
-	return blindDelete(ctx, s.c, l.key, s.channel(l.name))
+	ch, payload := s.announce(l.name)
+	if err := blindDelete(ctx, s.c, l.key, ch, payload); err != nil {
+		return err
+	}
+	s.releasedLocally(l.name)
+	return nil
 }
 
 func (s *naive) renew(context.Context, *lease) (bool, error) { return false, errNoRenew }

@@ -2,9 +2,13 @@ package strategies
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
+	"hash/maphash"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,33 +16,48 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// notifier is the pubsub wait policy's side of a process: one dedicated connection carries
-// the subscriptions of every lock that has local waiters (Redisson's known pitfall is a
-// connection per lock). A channel is subscribed while someone waits on it, and lingers a
-// little after the last waiter leaves so that a hot lock is not re-subscribed per acquire.
+// notifier is the pubsub wait policy's side of a process.
 //
-// A message wakes exactly one local waiter, never a herd: "*" wakes the longest-waiting
-// waiter of the channel that has no wake-up pending; any other payload wakes only the waiter
-// registered with that id (the fair lock addresses its next owner this way) and is ignored by
-// processes that have no such waiter.
+// Subscriptions: one dedicated connection carries the subscriptions of every lock that has
+// local waiters (Redisson's known pitfall is a connection per lock). A channel is subscribed
+// while someone waits on it, and lingers a little after the last waiter leaves so that a hot
+// lock is not re-subscribed per acquire.
+//
+// Local queue: the waiters of one lock in this process form a FIFO. A waiter registers
+// before its first attempt; while others wait ahead of it, it does not try at all, so that
+// only the head contends with Redis. When this process releases the lock, the next local
+// waiter is woken at once, without waiting for the release's message to come back.
+//
+// Messages: a release announces itself with its process's payload. A message wakes exactly
+// one local waiter, never a herd: another process's release wakes the longest-waiting
+// anonymous waiter that has no wake-up pending; this process's own release was handled
+// locally and its message is ignored; any other payload wakes only the waiter registered
+// with that id (the fair lock addresses its next owner this way) and is ignored by processes
+// that have no such waiter.
 //
 // Waiters never depend on messages for liveness: the wait loop always sleeps on a timer too.
 type notifier struct {
-	src rueidis.Client
+	src  rueidis.Client
+	self string // the payload of this process's release announcements
 
 	mu     sync.Mutex
 	conn   rueidis.DedicatedClient
 	free   func() // returns conn to the pool, which unsubscribes everything
-	broken bool   // conn reported a disconnect; reconnect on the next join
+	broken bool   // conn reported a disconnect; reconnect on the next subscribe
 	chans  map[string]*subscription
 	closed bool
 	stop   chan struct{} // ends the sweeper
+
+	// busy counts registered waiters per hash bucket of lock keys, so that an acquire on a
+	// lock nobody here waits for takes the fast path without the lock or the map.
+	busy [64]atomic.Int32
+	seed maphash.Seed
 
 	messages, subscribes atomic.Uint64
 }
 
 type subscription struct {
-	waiters []*waiter     // FIFO, by join time
+	waiters []*waiter     // FIFO, by registration
 	ready   chan struct{} // closed on the first SUBSCRIBE confirmation
 	sent    int           // SUBSCRIBE commands sent for this entry
 	acked   int           // confirmations received
@@ -46,19 +65,30 @@ type subscription struct {
 }
 
 type waiter struct {
-	ch   string
-	id   string        // "" = woken by "*" messages only
-	wake chan struct{} // capacity 1: a wake-up is never lost, never doubled
+	key, ch string
+	id      string        // "" = woken by release announcements; else only by this payload
+	wake    chan struct{} // capacity 1: a wake-up is never lost, never doubled
+	sub     *subscription
+	ahead   int  // local waiters registered before this one, when it registered
+	covered bool // the channel was subscribed when it registered: no release can be missed
 }
 
 // notifyLinger is how long a channel stays subscribed with nobody waiting on it.
 const notifyLinger = 500 * time.Millisecond
 
+// releasePrefix starts every release announcement; the rest identifies the process.
+const releasePrefix = "r:"
+
 func newNotifier(c rueidis.Client) (*notifier, error) {
 	if c == nil {
 		return nil, &OptionError{Field: "client", Value: "nil", Reason: "the pubsub wait policy needs a Redis client"}
 	}
-	n := &notifier{src: subscribeNode(c), chans: make(map[string]*subscription), stop: make(chan struct{})}
+	var nonce [6]byte
+	_, _ = crand.Read(nonce[:])
+	n := &notifier{
+		src: subscribeNode(c), self: releasePrefix + hex.EncodeToString(nonce[:]),
+		chans: make(map[string]*subscription), stop: make(chan struct{}), seed: maphash.MakeSeed(),
+	}
 	go n.sweep()
 	return n, nil
 }
@@ -83,23 +113,53 @@ func subscribeNode(c rueidis.Client) rueidis.Client {
 
 var errNotifierClosed = errors.New("pubsub notifier closed")
 
-// join registers a waiter on ch and returns once the subscription is confirmed, so that any
-// release announced after join returns is seen.
-func (n *notifier) join(ctx context.Context, ch, id string) (*waiter, error) {
-	w := &waiter{ch: ch, id: id, wake: make(chan struct{}, 1)}
+func (n *notifier) bucket(key string) *atomic.Int32 {
+	return &n.busy[maphash.String(n.seed, key)%uint64(len(n.busy))]
+}
+
+// waiting reports whether a waiter of this process may be queued for key (false positives
+// are possible, false negatives are not).
+func (n *notifier) waiting(key string) bool { return n.bucket(key).Load() > 0 }
+
+// enter registers a waiter for key on ch without talking to Redis: it joins the local FIFO
+// and learns how many wait ahead of it and whether the channel is already subscribed.
+func (n *notifier) enter(key, ch, id string) (*waiter, error) {
+	w := &waiter{key: key, ch: ch, id: id, wake: make(chan struct{}, 1)}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errNotifierClosed
+	}
+	s := n.chans[ch]
+	if s == nil {
+		s = &subscription{ready: make(chan struct{})}
+		n.chans[ch] = s
+	}
+	w.sub, w.ahead = s, len(s.waiters)
+	select {
+	case <-s.ready:
+		w.covered = !n.broken
+	default:
+	}
+	s.waiters = append(s.waiters, w)
+	n.bucket(key).Add(1)
+	return w, nil
+}
+
+// subscribe makes sure w's channel is subscribed and returns once the subscription is
+// confirmed, so that any release announced after it returns reaches w.
+func (n *notifier) subscribe(ctx context.Context, w *waiter) error {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
-		return nil, errNotifierClosed
+		return errNotifierClosed
 	}
 	resubscribe, stale := n.connectLocked()
-	s := n.chans[ch]
-	subscribe := s == nil
-	if subscribe {
-		s = &subscription{ready: make(chan struct{}), sent: 1}
-		n.chans[ch] = s
+	s := w.sub
+	first := s.sent == 0
+	if first {
+		s.sent = 1
 	}
-	s.waiters = append(s.waiters, w)
 	conn, ready := n.conn, s.ready
 	n.mu.Unlock()
 
@@ -110,35 +170,31 @@ func (n *notifier) join(ctx context.Context, ch, id string) (*waiter, error) {
 	if len(resubscribe) > 0 {
 		n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(resubscribe...).Build()})
 	}
-	if subscribe {
+	if first {
 		n.subscribes.Add(1)
-		if err := conn.Do(ctx, conn.B().Subscribe().Channel(ch).Build()).Error(); err != nil {
+		if err := conn.Do(ctx, conn.B().Subscribe().Channel(w.ch).Build()).Error(); err != nil {
 			n.mu.Lock()
 			if n.conn == conn {
-				n.broken = true // the next join reconnects and subscribes this channel again
+				n.broken = true // the next subscribe reconnects and subscribes this channel again
 			}
 			n.mu.Unlock()
-			n.leave(w)
-			return nil, err
+			return err
 		}
 	}
 	select {
 	case <-ready:
-		return w, nil
+		return nil
 	case <-ctx.Done():
-		n.leave(w)
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 
-// leave unregisters w. A "*" wake-up w received but did not use goes to the next waiter.
+// leave unregisters w. A release wake-up w received but did not use goes to the next waiter.
 func (n *notifier) leave(w *waiter) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	s := n.chans[w.ch]
-	if s == nil {
-		return
-	}
+	n.bucket(w.key).Add(-1)
+	s := w.sub
 	if i := slices.Index(s.waiters, w); i >= 0 {
 		s.waiters = slices.Delete(s.waiters, i, i+1)
 	}
@@ -151,6 +207,18 @@ func (n *notifier) leave(w *waiter) {
 	}
 	if len(s.waiters) == 0 {
 		s.idle = time.Now()
+		if s.sent == 0 && n.chans[w.ch] == s {
+			delete(n.chans, w.ch) // never subscribed: nothing to linger for
+		}
+	}
+}
+
+// released is this process releasing the lock of ch: the next local waiter is woken now.
+func (n *notifier) released(ch string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.chans[ch]; s != nil {
+		s.wakeOne()
 	}
 }
 
@@ -171,13 +239,16 @@ func (s *subscription) wakeOne() {
 
 func (n *notifier) onMessage(m rueidis.PubSubMessage) {
 	n.messages.Add(1)
+	if m.Message == n.self {
+		return // our own release: released already woke the next local waiter
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.chans[m.Channel]
 	if s == nil {
 		return
 	}
-	if m.Message == "*" {
+	if strings.HasPrefix(m.Message, releasePrefix) {
 		s.wakeOne()
 		return
 	}
@@ -226,6 +297,9 @@ func (n *notifier) connectLocked() (resubscribe []string, stale func()) {
 		n.mu.Unlock()
 	}()
 	for ch, s := range n.chans {
+		if s.sent == 0 {
+			continue // not subscribed yet: its first subscribe does it
+		}
 		resubscribe = append(resubscribe, ch)
 		s.sent, s.acked = 1, 0
 		select {
@@ -252,7 +326,9 @@ func (n *notifier) sweep() {
 		conn := n.conn
 		for ch, s := range n.chans {
 			if len(s.waiters) == 0 && s.acked == s.sent && time.Since(s.idle) >= notifyLinger {
-				idle = append(idle, ch)
+				if s.sent > 0 {
+					idle = append(idle, ch)
+				}
 				delete(n.chans, ch)
 			}
 		}
@@ -264,7 +340,7 @@ func (n *notifier) sweep() {
 }
 
 // send fires subscription commands whose confirmations arrive through the hooks; a failure
-// surfaces as a disconnect, which the next join repairs.
+// surfaces as a disconnect, which the next subscribe repairs.
 func (n *notifier) send(conn rueidis.DedicatedClient, cmds rueidis.Commands) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

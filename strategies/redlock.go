@@ -45,7 +45,7 @@ func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error)
 		}
 		// Undo the partial lock so that it does not block others until it expires.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
-		s.unlockAll(uctx, key, tok, "")
+		s.unlockAll(uctx, key, tok, "", "")
 		cancel()
 		if failed == len(s.nodes) {
 			return nil, 0, fmt.Errorf("every node failed: %w", firstErr)
@@ -84,8 +84,8 @@ func (s *redlock) lockAll(ctx context.Context, key, tok string) (granted, failed
 }
 
 // unlockAll runs compare-and-delete on every node and counts the nodes where the lock was
-// still ours. channel, when set, is announced on the first node.
-func (s *redlock) unlockAll(ctx context.Context, key, tok, channel string) (held int, firstErr error) {
+// still ours. channel, when set, is announced (with payload) on the first node.
+func (s *redlock) unlockAll(ctx context.Context, key, tok, channel, payload string) (held int, firstErr error) {
 	var nh atomic.Int32
 	var errOnce sync.Once
 	var wg sync.WaitGroup
@@ -97,7 +97,7 @@ func (s *redlock) unlockAll(ctx context.Context, key, tok, channel string) (held
 		wg.Go(func() {
 			nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
 			defer cancel()
-			switch err := compareDelete(nctx, c, key, tok, ch); {
+			switch err := compareDelete(nctx, c, key, tok, ch, payload); {
 			case err == nil:
 				nh.Add(1)
 			case !errors.Is(err, ErrNotOwner):
@@ -121,8 +121,10 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
 	}
-	held, err := l.s.unlockAll(ctx, l.name, l.token, l.s.channel(l.name))
+	ch, payload := l.s.announce(l.name)
+	held, err := l.s.unlockAll(ctx, l.name, l.token, ch, payload)
 	if held >= l.s.quorum {
+		l.s.releasedLocally(l.name)
 		return nil
 	}
 	if err != nil && ctx.Err() == nil {

@@ -119,11 +119,17 @@ func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, 
 }
 
 func (s *reentrantHash) release(ctx context.Context, l *lease) error {
-	err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.channel(l.name)}).Error()
-	if rueidis.IsRedisNil(err) {
+	ch, payload := s.announce(l.name)
+	n, err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, ch, payload}).AsInt64()
+	switch {
+	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
+	case err != nil:
+		return err
+	case n == 1: // the last hold: the lock is free
+		s.releasedLocally(l.name)
 	}
-	return err
+	return nil
 }
 
 func (s *reentrantHash) renew(ctx context.Context, l *lease) (bool, error) {

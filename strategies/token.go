@@ -37,7 +37,12 @@ func (s *token) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 }
 
 func (s *token) release(ctx context.Context, l *lease) error {
-	return compareDelete(ctx, s.c, l.key, l.token, s.channel(l.name))
+	ch, payload := s.announce(l.name)
+	if err := compareDelete(ctx, s.c, l.key, l.token, ch, payload); err != nil {
+		return err
+	}
+	s.releasedLocally(l.name)
+	return nil
 }
 
 func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
@@ -53,14 +58,14 @@ func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) 
 	return err == nil, err
 }
 
-// compareDelete deletes key if it still holds tok, announcing the release on channel when
-// channel is not empty. ErrNotOwner when the lock was no longer ours.
-func compareDelete(ctx context.Context, c rueidis.Client, key, tok, channel string) error {
+// compareDelete deletes key if it still holds tok, announcing the release on channel with
+// payload when channel is not empty. ErrNotOwner when the lock was no longer ours.
+func compareDelete(ctx context.Context, c rueidis.Client, key, tok, channel, payload string) error {
 	var r rueidis.RedisResult
 	if channel == "" {
 		r = unlockScript.Exec(ctx, c, []string{key}, []string{tok})
 	} else {
-		r = unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel})
+		r = unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel, payload})
 	}
 	n, err := r.AsInt64()
 	if err != nil {
@@ -80,11 +85,11 @@ func compareExtend(ctx context.Context, c rueidis.Client, key, tok, ttlArg strin
 
 // blindDelete is the unlock of the naive strategies: DEL whatever the key holds (seeds 000,
 // 003, 004 before their fixes). With the pubsub wait policy the release is announced too.
-func blindDelete(ctx context.Context, c rueidis.Client, key, channel string) error {
+func blindDelete(ctx context.Context, c rueidis.Client, key, channel, payload string) error {
 	if channel == "" {
 		return c.Do(ctx, c.B().Del().Key(key).Build()).Error()
 	}
-	for _, r := range c.DoMulti(ctx, c.B().Del().Key(key).Build(), c.B().Publish().Channel(channel).Message("*").Build()) {
+	for _, r := range c.DoMulti(ctx, c.B().Del().Key(key).Build(), c.B().Publish().Channel(channel).Message(payload).Build()) {
 		if err := r.Error(); err != nil {
 			return err
 		}
@@ -162,7 +167,12 @@ func (s *setNXDel) Acquire(ctx context.Context, key, owner string) (Lease, error
 }
 
 func (s *setNXDel) release(ctx context.Context, l *lease) error {
-	return blindDelete(ctx, s.c, l.key, s.channel(l.name))
+	ch, payload := s.announce(l.name)
+	if err := blindDelete(ctx, s.c, l.key, ch, payload); err != nil {
+		return err
+	}
+	s.releasedLocally(l.name)
+	return nil
 }
 
 func (s *setNXDel) renew(context.Context, *lease) (bool, error) {

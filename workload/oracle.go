@@ -45,7 +45,8 @@ func (k *keyState) write(fence uint64) (accepted bool) {
 	}
 }
 
-// released records that worker let the key go at now (ns since the phase clock's origin).
+// released records that worker is letting the key go at now (ns since the phase clock's
+// origin): called as the release begins.
 func (k *keyState) released(worker int, now int64) {
 	k.releasedBy.Store(int32(worker))
 	k.releasedAt.Store(now)

@@ -5,17 +5,22 @@
 -- KEYS[1] lock, KEYS[2] queue (same hash slot);
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] queue entry, ARGV[4] '1' when already queued.
 -- Returns 1 when the caller holds the lock, 0 when it waits (and is queued).
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if ARGV[4] == '1' then
-    redis.call('LREM', KEYS[2], 1, ARGV[3])
+if ARGV[4] == '1' then
+  local holder = redis.call('GET', KEYS[1])
+  if holder == ARGV[1] then
+    return 1 -- handed over to us
   end
+  if holder then
+    return 0
+  end
+  -- Free while we are queued: a lease expired with nobody to hand it over (a crashed
+  -- holder). Whoever polls first takes it.
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('LREM', KEYS[2], 1, ARGV[3])
   return 1
 end
-if ARGV[4] == '1' then
-  if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return 1
-  end
-  return 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 return 0
