@@ -43,6 +43,8 @@ type loadFlags struct {
 	node, barrier string
 
 	cpuProfile, memProfile string
+
+	cmdline map[string]bool // flags given on the command line, before a profile set any
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet) {
@@ -97,6 +99,11 @@ func faultKinds() []string {
 // configuration: flags given on the command line win, the profile fills the others, and the
 // defaults whatever remains.
 func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
+	// What the command line set, before a profile sets more: fs.Changed cannot tell them
+	// apart afterwards, and a profile's phase may override its own top level but not the
+	// command line.
+	f.cmdline = map[string]bool{}
+	f.fs.Visit(func(fl *pflag.Flag) { f.cmdline[fl.Name] = true })
 	var prof *profiles.Profile
 	if f.profile != "" {
 		p, err := profiles.Load(f.profile)
@@ -124,7 +131,7 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		return cfg, nil, err
 	}
 	cfg.Faults = f.faults
-	if prof != nil && len(prof.Phases) > 0 && !f.fs.Changed("strategy") {
+	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {
 		phases, err := f.profilePhases(prof, &cfg)
 		if err != nil {
 			return cfg, nil, err
@@ -155,14 +162,14 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 // applyProfile sets every flag the command line left alone from the profile's top level.
 func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 	for _, v := range p.Values {
-		if f.fs.Changed(v.Key) {
+		if f.cmdline[v.Key] {
 			continue
 		}
 		if err := f.fs.Set(v.Key, v.Value); err != nil {
 			return p.ErrorAt(v, err)
 		}
 	}
-	if !f.fs.Changed("fault") {
+	if !f.cmdline["fault"] {
 		for _, v := range p.Faults {
 			if _, err := faults.Parse(v.Value); err != nil {
 				return p.ErrorAt(v, err)
@@ -182,14 +189,14 @@ func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]
 		ph.Label = pp.Label
 		fs := phaseFlags(&ph)
 		for _, v := range pp.Values {
-			if f.fs.Changed(v.Key) {
+			if f.cmdline[v.Key] {
 				continue
 			}
 			if err := fs.Set(v.Key, v.Value); err != nil {
 				return nil, p.ErrorAt(v, err)
 			}
 		}
-		if !f.fs.Changed("fault") {
+		if !f.cmdline["fault"] {
 			for _, v := range pp.Faults {
 				if _, err := faults.Parse(v.Value); err != nil {
 					return nil, p.ErrorAt(v, err)
@@ -431,7 +438,7 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 	if prof != nil {
 		sum.Config.Profile = prof.Name
 	}
-	if s.proxies != nil {
+	if needsProxy(cfg) {
 		sum.Notes = append(sum.Notes, "traffic to Redis goes through in-process TCP proxies (for the latency/partition faults): latencies include that hop")
 	}
 	return sum

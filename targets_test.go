@@ -343,3 +343,30 @@ func TestThreeProcessesMerge(t *testing.T) {
 		}
 	}
 }
+
+// A profile's phase overrides the profile's own top level; the command line overrides both.
+func TestProfilePhaseOverridesItsTopLevel(t *testing.T) {
+	redistest.Require(t)
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	body := "workers: 2\nhold: 5ms\nphases:\n  - strategy: token\n    label: short\n  - strategy: token\n    label: long\n    hold: 60ms\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holds := func(args ...string) []int64 {
+		s, code, stderr := runJSON(t, append([]string{"run", "--profile", path, "--duration", "400ms", "--warmup", "0"}, args...)...)
+		if s == nil {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var out []int64
+		for _, r := range s.Results {
+			out = append(out, r.LatencyUS.Hold.P50/1000)
+		}
+		return out
+	}
+	if got := holds(); len(got) != 2 || got[0] != 5 || got[1] != 60 {
+		t.Errorf("hold p50 per phase: %v ms, want [5 60]", got)
+	}
+	if got := holds("--hold", "10ms"); len(got) != 2 || got[0] != 10 || got[1] != 10 {
+		t.Errorf("with --hold 10ms: %v ms, want [10 10]", got)
+	}
+}

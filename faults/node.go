@@ -150,7 +150,12 @@ func (n *Nodes) play(ctx context.Context, sp Spec, windowStart time.Time, emit f
 		srv := n.conn.Servers[sp.Node]
 		srv.Kill()
 		say(fmt.Sprintf("node %d (%s) killed (SIGKILL)", sp.Node, addr))
-		restarted := sp.Restart > 0 && sleep(ctx, sp.Restart)
+		restarted := false
+		if sp.Restart > 0 {
+			restarted = sleep(ctx, sp.Restart)
+		} else {
+			<-ctx.Done() // no restart given: the node stays dead for the rest of the phase
+		}
 		if err := srv.Restart(context.Background()); err != nil {
 			fail(err)
 			return

@@ -22,6 +22,7 @@ type Proxies struct {
 
 	mu          sync.Mutex
 	byServer    map[string]*toxiproxy.Proxy // upstream address -> the proxy lockbench dials
+	listen      map[string]string           // upstream address -> its proxy's address, read once at start
 	errs        map[string]error            // upstream address -> why its proxy failed
 	replication map[string]*toxiproxy.Proxy // master address -> the proxy its replica uses
 	closed      bool
@@ -32,6 +33,7 @@ func NewProxies() *Proxies {
 	return &Proxies{
 		srv:         toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		byServer:    map[string]*toxiproxy.Proxy{},
+		listen:      map[string]string{},
 		errs:        map[string]error{},
 		replication: map[string]*toxiproxy.Proxy{},
 	}
@@ -67,11 +69,12 @@ func (p *Proxies) replicationOf(master string) (*toxiproxy.Proxy, error) {
 // use. If the proxy cannot start, the server is reached directly and the error is kept for
 // the fault that needs it.
 func (p *Proxies) Dial(server string) string {
-	px, err := p.proxy(server)
-	if err != nil {
+	if _, err := p.proxy(server); err != nil {
 		return server
 	}
-	return px.Listen
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listen[server]
 }
 
 func (p *Proxies) proxy(server string) (*toxiproxy.Proxy, error) {
@@ -93,6 +96,7 @@ func (p *Proxies) proxy(server string) (*toxiproxy.Proxy, error) {
 		return nil, err
 	}
 	p.byServer[server] = px
+	p.listen[server] = px.Listen // toxiproxy rewrites Listen on every (re)start, under its own lock
 	return px, nil
 }
 
@@ -148,8 +152,8 @@ func (p *Proxies) Listeners() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
-	for _, px := range p.byServer {
-		out = append(out, px.Listen)
+	for _, addr := range p.listen {
+		out = append(out, addr)
 	}
 	sort.Strings(out)
 	return out

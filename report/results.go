@@ -453,6 +453,9 @@ func countNotes(r *Result) []string {
 	if r.Dropped > 0 {
 		counts = append(counts, formatCount(r.Dropped)+" arrivals dropped (no free worker)")
 	}
+	if r.Safety.UnsafeReentries > 0 {
+		counts = append(counts, formatCount(r.Safety.UnsafeReentries)+" re-entries granted while another worker held the key")
+	}
 	if r.Safety.StaleFences > 0 {
 		counts = append(counts, formatCount(r.Safety.StaleFences)+" stale fencing tokens refused by the resource")
 	}

@@ -77,20 +77,28 @@ type attempt func(ctx context.Context) (l Lease, retryIn time.Duration, err erro
 // acquire runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. The uncontended path is one call of try: no timer, no subscription.
 func (b *base) acquire(ctx context.Context, key string, try attempt) (Lease, error) {
-	l, err := b.wait(ctx, key, try)
-	if l != nil && b.o.WaitReplicas > 0 {
-		if ll, ok := l.(*lease); ok {
-			b.replicate(ctx, ll)
+	for {
+		l, err := b.wait(ctx, key, try)
+		if l == nil || b.o.WaitReplicas == 0 {
+			return l, err
+		}
+		if ll, ok := l.(*lease); !ok || b.replicate(ctx, ll) {
+			return l, nil
+		}
+		// Not on enough replicas: a failover now would lose it. Give it back and try again.
+		_ = l.Release(context.WithoutCancel(ctx))
+		b.failedAttempts.Add(1)
+		if ctx.Err() != nil {
+			return nil, notAcquired(ctx, key)
 		}
 	}
-	return l, err
 }
 
-// replicate waits until WaitReplicas replicas acknowledged the lock. Redis WAIT covers the
-// writes of the connection it runs on, so a write probe — resetting the lease's own ttl —
-// goes first on the same dedicated connection; replication is ordered, so its
-// acknowledgement implies the lock's.
-func (b *base) replicate(ctx context.Context, l *lease) {
+// replicate waits until WaitReplicas replicas acknowledged the lock and reports whether
+// they did within ReplicaTimeout. Redis WAIT covers the writes of the connection it runs
+// on, so a write probe — resetting the lease's own ttl — goes first on the same dedicated
+// connection; replication is ordered, so its acknowledgement implies the lock's.
+func (b *base) replicate(ctx context.Context, l *lease) bool {
 	c := b.o.Client
 	err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
 		rs := dc.DoMulti(ctx,
@@ -104,7 +112,9 @@ func (b *base) replicate(ctx context.Context, l *lease) {
 	})
 	if err != nil {
 		b.unreplicated.Add(1)
+		return false
 	}
+	return true
 }
 
 // wait runs try until it yields a lease or ctx ends, waiting per the wait policy between

@@ -39,6 +39,21 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	for {
+		l, err := s.acquireOnce(ctx, key, owner)
+		if l == nil || s.o.WaitReplicas == 0 || s.replicate(ctx, l.(*lease)) {
+			return l, err
+		}
+		// Not on enough replicas: give it back (to the next in line) and queue again.
+		_ = l.Release(context.WithoutCancel(ctx))
+		s.failedAttempts.Add(1)
+		if ctx.Err() != nil {
+			return nil, notAcquired(ctx, key)
+		}
+	}
+}
+
+func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -64,13 +79,7 @@ func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		return n == 1, err
 	}
-	won := func() (Lease, error) {
-		l := s.newLease(s, key, lockKey, owner, tok, 0)
-		if s.o.WaitReplicas > 0 {
-			s.replicate(ctx, l)
-		}
-		return l, nil
-	}
+	won := func() (Lease, error) { return s.newLease(s, key, lockKey, owner, tok, 0), nil }
 	giveUp := func(err error) (Lease, error) {
 		// Leave the queue, and pass the lock on if it was handed to us meanwhile.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)

@@ -47,9 +47,10 @@ type Options struct {
 
 	// WaitReplicas, when > 0, makes an acquire wait until that many replicas have the lock
 	// (Redis WAIT, as Redisson checks by default), so that a failover right after the grant
-	// cannot lose it; an acquire the replicas do not confirm within ReplicaTimeout still
-	// holds the lock and is counted in Stats.Unreplicated. Single-node strategies with a
-	// ttl'd lease only (those with AutoRenew). Default 0.
+	// cannot lose it. A grant the replicas do not confirm within ReplicaTimeout is given back
+	// and counts as a failed attempt (and in Stats.Unreplicated): the acquire goes on
+	// waiting, and times out while no replica answers. Single-node strategies with a ttl'd
+	// lease only (those with AutoRenew). Default 0.
 	WaitReplicas int
 	// ReplicaTimeout bounds the WAIT. Default 1s.
 	ReplicaTimeout time.Duration

@@ -65,7 +65,7 @@ type Stats struct {
 	Notifications  uint64 // wake-up messages received by the pubsub wait policy
 	Subscriptions  uint64 // SUBSCRIBE commands sent by the pubsub wait policy
 	FailedAttempts uint64 // acquire attempts that found the lock taken
-	Unreplicated   uint64 // acquires the replicas did not confirm in time (WaitReplicas)
+	Unreplicated   uint64 // grants the replicas did not confirm in time, given back (WaitReplicas)
 }
 
 // Sentinel errors, wrapped with the key (and cause) they concern; test with errors.Is.
@@ -97,6 +97,10 @@ type Info struct {
 	Fencing bool `json:"fencing"`
 	// MultiNode: the lock spans several independent Redis masters.
 	MultiNode bool `json:"multi_node"`
+	// KeyTTL: Redis expires the lock key by itself (a ttl), so a lock left without one is
+	// stuck for good. getset's key never has a ttl: a dead holder's lock is taken over by
+	// its timestamp instead.
+	KeyTTL bool `json:"key_ttl"`
 	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
 	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
 	SafeWithoutFaults bool `json:"safe_without_faults"`

@@ -345,7 +345,8 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // WaitReplicas makes an acquire wait for the lock to reach the replicas (Redis WAIT): with
-// a replica it is confirmed; without one the WAIT times out and the acquire is counted.
+// a replica it is confirmed; without one no grant is confirmed, each is given back, and the
+// acquire times out rather than hold a lock a failover could lose.
 func TestWaitReplicas(t *testing.T) {
 	t.Parallel()
 	master := redistest.Start(t, 1, "--repl-diskless-sync-delay", "0")[0]
@@ -372,9 +373,20 @@ func TestWaitReplicas(t *testing.T) {
 			s := e.strategy(t, func(o *strategies.Options) {
 				o.WaitReplicas, o.ReplicaTimeout = 1, 200*time.Millisecond
 			})
-			release(t, acquire(t, s, key, "a"))
-			if got := s.Stats().Unreplicated; got != tc.unreplicated {
-				t.Fatalf("unreplicated acquires: %d, want %d", got, tc.unreplicated)
+			l, err := tryFor(s, key, "a", 500*time.Millisecond)
+			if tc.unreplicated == 0 {
+				if err != nil {
+					t.Fatalf("with a replica: %v", err)
+				}
+				release(t, l)
+			} else if !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("without a replica: want ErrNotAcquired, got %v", err)
+			}
+			if got := s.Stats().Unreplicated; (got == 0) != (tc.unreplicated == 0) {
+				t.Fatalf("unreplicated grants: %d, want %s", got, map[bool]string{true: "0", false: "some"}[tc.unreplicated == 0])
+			}
+			if n, _ := redistest.Client(t, tc.addr).Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64(); n != 0 {
+				t.Fatal("an unconfirmed grant was not given back")
 			}
 			if n, _ := rc.Do(context.Background(), rc.B().Exists().Key(key).Build()).AsInt64(); n != 0 {
 				t.Fatal("the released lock is still on the replica") // the DEL replicated too

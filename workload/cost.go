@@ -39,6 +39,9 @@ func (p *phase) fillCost(r *report.Result, before, after []target.ServerStats) {
 // released what it held: nothing will ever remove them (seed 003's deadlock). Derived keys
 // (fence counters, queues) are not locks and are not counted.
 func (p *phase) stuckKeys() uint64 {
+	if !p.info.KeyTTL {
+		return 0 // its locks never carry a ttl by design (getset): not stuck, stale by timestamp
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var n uint64

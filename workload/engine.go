@@ -248,7 +248,8 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsBefore := p.strat.Stats()
 	p.rec.on.Store(true)
 	windowStart := time.Now()
-	timeline, intervals := p.collect(ctx, windowStart, progress, finish)
+	// The timeline counts from winStart, as the fault events do: one clock for both.
+	timeline, intervals := p.collect(ctx, p.winStart, progress, finish)
 	windowEnd := time.Now()
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
@@ -263,7 +264,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsAfter := p.strat.Stats()
 	r.Renewals = statsAfter.Renewals - statsBefore.Renewals
 	if n := statsAfter.Unreplicated - statsBefore.Unreplicated; n > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d acquires not confirmed by %d replica(s) in time (--wait-replicas)", n, p.ph.waitReplicas))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d grants not confirmed by %d replica(s) in time and given back (--wait-replicas)", n, p.ph.waitReplicas))
 	}
 	switch {
 	case o.NoCost:
@@ -334,9 +335,10 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 }
 
 // collect runs the measured window: once a second it merges the shards' last second into
-// the timeline and reports progress. It returns when the window ends or ctx does.
+// the timeline and reports progress. When the window's time is up, finish (if any) runs
+// while the sampling goes on; collect returns after it, or when ctx ends.
 func (p *phase) collect(ctx context.Context, start time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval) {
-	end := time.NewTimer(p.cfg.Duration)
+	end := time.NewTimer(time.Until(start.Add(p.cfg.Duration)))
 	defer end.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -368,13 +370,18 @@ func (p *phase) collect(ctx context.Context, start time.Time, progress func(Prog
 		})
 		prev, prevOverlaps, last = t, overlaps, now
 	}
+	var finished chan struct{} // closed when finish has returned; nil until the time is up
 	for {
 		select {
 		case <-ctx.Done():
 		case <-end.C:
-			if finish != nil {
-				finish()
+			if finish == nil {
+				break
 			}
+			finished = make(chan struct{})
+			go func() { finish(); close(finished) }()
+			continue
+		case <-finished:
 		case now := <-tick.C:
 			sample(now)
 			continue
@@ -420,6 +427,8 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			Overlaps:    p.rec.overlaps.Load(),
 			StaleFences: p.rec.staleFences.Load(),
 			LostLeases:  p.rec.lostLeases.Load(),
+
+			UnsafeReentries: p.rec.unsafeReentries.Load(),
 		},
 		Fairness:  p.rec.fairness(),
 		Faults:    p.ph.Faults,
@@ -465,12 +474,16 @@ func (p *phase) attachEvents(r *report.Result) {
 	slices.SortStableFunc(events, func(a, b report.Event) int { return cmpFloat(a.TS, b.TS) })
 	r.Events = events
 	for _, e := range events {
-		for i := range r.Timeline {
-			if e.TS <= r.Timeline[i].TS {
-				r.Timeline[i].Events = append(r.Timeline[i].Events, e.Fault+": "+e.What)
-				break
-			}
+		if len(r.Timeline) == 0 {
+			break
 		}
+		// An event after the last point happened as the window closed (a fault undone, a
+		// count of what it did): it belongs to the last second.
+		i := slices.IndexFunc(r.Timeline, func(s report.Second) bool { return e.TS <= s.TS })
+		if i < 0 {
+			i = len(r.Timeline) - 1
+		}
+		r.Timeline[i].Events = append(r.Timeline[i].Events, e.Fault+": "+e.What)
 	}
 }
 

@@ -128,12 +128,12 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		p.count(m, &p.rec.overlaps)
 	}
 	p.checkWrite(ks, fence, m)
-	nested := p.reenter(ctx, w, key, m)
 	holdFor(ctx, p.ph.Hold.sample(w.rng))
 	if p.faults != nil {
 		p.faults.Stall(ctx, w.id, w.owner)
 	}
-	p.checkWrite(ks, fence, m) // a holder paused past its lease writes last: is it refused?
+	nested := p.reenter(ctx, w, ks, key, m) // a nested call after the work, as code makes one
+	p.checkWrite(ks, fence, m)              // a holder paused past its lease writes last: is it refused?
 	for i := len(nested) - 1; i >= 0; i-- {
 		p.release(ctx, w, nested[i], m)
 	}
@@ -166,8 +166,10 @@ func (p *phase) checkWrite(ks *keyState, fence uint64, m bool) {
 	}
 }
 
-// reenter takes the held key again Reentry times, for reentrant strategies.
-func (p *phase) reenter(ctx context.Context, w *worker, key string, m bool) []strategies.Lease {
+// reenter takes the held key again Reentry times, for reentrant strategies. A re-entry
+// granted while another worker is inside the key is counted: the holder's lease had lapsed
+// and the strategy let it back in anyway (seed 001's local count).
+func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, key string, m bool) []strategies.Lease {
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		return nil
 	}
@@ -181,6 +183,9 @@ func (p *phase) reenter(ctx context.Context, w *worker, key string, m bool) []st
 			break
 		}
 		p.count(m, &p.rec.reentries)
+		if ks.holders.Load() > 1 {
+			p.count(m, &p.rec.unsafeReentries)
+		}
 		nested = append(nested, l)
 	}
 	return nested

@@ -1,0 +1,205 @@
+package faults_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// The client-side faults act inside lockbench (a stalled critical section, frozen renewals,
+// a crash between two commands, a skewed clock) against one spawned server. Every phase
+// here has 20 workers on 4 keys — five contenders per key — so that a lock that lapses is
+// taken by a waiter within a backoff (≤ 50ms), long before the lapsed holder comes back.
+
+// pauseTTL and pauseD: a pause outlives the lease by 400ms, more than twice the watchdog's
+// renewal interval (ttl/3 = 200ms), so a watchdog that keeps running renews in time even on
+// a loaded 2-core machine, and a lease that is not renewed lapses with a waiter ready.
+const (
+	pauseTTL = 600 * time.Millisecond
+	pauseD   = "1s"
+)
+
+// Seeds 003/004 and Kleppmann: a holder stalled past its ttl (a slow call, a long
+// computation) loses its lock to the next client while it still believes it holds it.
+//   - set-nx-del cannot notice: its lease lapses and, worse, its DEL then frees the next
+//     holder's lock — UNSAFE.
+//   - token with a watchdog keeps its lease: the stall is in the holder's goroutine only, and
+//     the watchdog goes on renewing — safe.
+//
+// p=0.2 per critical section with cycles of ~20ms stalls every key within a handful of
+// cycles, each stall lapses set-nx-del's lease by 400ms with four waiters ready: dozens of
+// overlaps per run (80 to 140 measured), never zero.
+func TestHolderPause(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	fault := "holder-pause:p=0.2,d=" + pauseD
+	mod := func(wd strategies.Watchdog) func(*workload.Phase) {
+		return func(ph *workload.Phase) {
+			ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = pauseTTL, hold("20ms"), wd, []string{fault}
+		}
+	}
+	rs := b.run(t, config(2*time.Second,
+		phase("set-nx-del", mod(strategies.Watchdog{})),
+		phase("token", mod(strategies.Watchdog{Auto: true})),
+	))
+	for _, r := range rs {
+		e := event(t, r, fault, "holders stalled 1s inside the critical section")
+		if stalled := leadingCount(t, e.What); stalled == 0 {
+			t.Errorf("%s: no holder was stalled: %q", r.Strategy, e.What)
+		}
+	}
+	naive, guarded := rs[0], rs[1]
+	if naive.Safety.Overlaps == 0 || !strings.HasPrefix(naive.Verdict, "UNSAFE") {
+		t.Errorf("set-nx-del under holder-pause d > ttl: verdict %q, %d overlaps; want UNSAFE", naive.Verdict, naive.Safety.Overlaps)
+	}
+	if guarded.Safety.Overlaps != 0 || guarded.Verdict != "safe" || guarded.Safety.LostLeases != 0 {
+		t.Errorf("token with watchdog under holder-pause: verdict %q, safety %+v; want safe: the watchdog renews through the stall", guarded.Verdict, guarded.Safety)
+	}
+	if guarded.Renewals == 0 {
+		t.Errorf("token with watchdog: no renewals during 1s stalls of a 600ms lease")
+	}
+}
+
+// A process pause (stop-the-world GC, a VM freeze) stops the holder *and* its watchdog: the
+// renewal that falls in the pause is sent after it, when the lease has lapsed. That is the
+// difference from holder-pause, and it is why a watchdog does not make a lock safe (Kleppmann,
+// "How to do distributed locking"). Only fencing does: the resource refuses the paused
+// holder's write, whose token is lower than the one the next holder wrote.
+//
+// Holds of 250ms outlast the renewal interval (200ms), so the watchdog renews in every
+// normal hold — it is running — and the pause (p=0.3, 1s) freezes the next renewal until the
+// lease, renewed at 200ms, has lapsed at 800ms with waiters ready: an overlap per pause on a
+// contended key, dozens per run.
+func TestProcessPause(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	fault := "process-pause:p=0.3,d=" + pauseD
+	mod := func(label string, wd strategies.Watchdog) func(*workload.Phase) {
+		return func(ph *workload.Phase) {
+			ph.Label, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, pauseTTL, hold("250ms"), wd, []string{fault}
+		}
+	}
+	rs := b.run(t, config(2500*time.Millisecond,
+		phase("token", mod("wd=off", strategies.Watchdog{})),
+		phase("token", mod("wd=auto", strategies.Watchdog{Auto: true})),
+		phase("fenced", mod("wd=off", strategies.Watchdog{})),
+	))
+	for _, r := range rs {
+		e := event(t, r, fault, "holders frozen 1s with their renewals")
+		if leadingCount(t, e.What) == 0 {
+			t.Errorf("%s %s: no holder was frozen: %q", r.Strategy, r.Label, e.What)
+		}
+	}
+	bare, watched, fenced := rs[0], rs[1], rs[2]
+	if bare.Safety.Overlaps == 0 || bare.Safety.LostLeases == 0 {
+		t.Errorf("token without watchdog under process-pause d > ttl: safety %+v; want overlaps and lost leases", bare.Safety)
+	}
+	if watched.Safety.Overlaps == 0 || !strings.HasPrefix(watched.Verdict, "UNSAFE") {
+		t.Errorf("token with watchdog under process-pause: verdict %q, safety %+v; want UNSAFE — its renewals froze with the holder", watched.Verdict, watched.Safety)
+	}
+	if watched.Renewals == 0 {
+		t.Errorf("token with watchdog: no renewals at all, so the watchdog was not running (holds of 250ms, renewal every 200ms)")
+	}
+	if fenced.Safety.Overlaps == 0 || fenced.Safety.StaleFences == 0 || fenced.Verdict != "safe (fenced)" {
+		t.Errorf("fenced under process-pause: verdict %q, safety %+v; want overlaps whose stale writes were refused: \"safe (fenced)\"", fenced.Verdict, fenced.Safety)
+	}
+}
+
+// Seed 003: SETNX then EXPIRE as two commands; a client that dies between them leaves a lock
+// that never expires, and its key is dead for good. With p=0.05 per won SETNX and hundreds
+// of acquires on 8 keys, several keys are stuck within the warm-up (P(no crash in 100
+// acquires) = 0.6%). The hook is setnx-expire's own: token, which sets its ttl in the same
+// command, is not touched by the fault.
+func TestCrashBetween(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	fault := "crash-between:p=0.05"
+	mod := func(ph *workload.Phase) { ph.Keys, ph.Hold, ph.Faults = 8, hold("5ms"), []string{fault} }
+	rs := b.run(t, config(time.Second, phase("setnx-expire", mod), phase("token", mod)))
+
+	naive, token := rs[0], rs[1]
+	e := event(t, naive, fault, "clients killed between SETNX and EXPIRE")
+	if n := leadingCount(t, e.What); n == 0 {
+		t.Errorf("setnx-expire: %q, want crashes", e.What)
+	}
+	if naive.Safety.StuckKeys == 0 {
+		t.Errorf("setnx-expire under crash-between: stuck_keys 0; want the keys its dead clients left without a ttl")
+	}
+	if naive.Safety.StuckKeys > 8 {
+		t.Errorf("setnx-expire: %d stuck keys of 8", naive.Safety.StuckKeys)
+	}
+	// A stuck key is never free again: its contenders wait out their acquire timeout.
+	if naive.Timeouts == 0 {
+		t.Errorf("setnx-expire: no acquire timed out on %d stuck keys", naive.Safety.StuckKeys)
+	}
+	e = event(t, token, fault, "clients killed between SETNX and EXPIRE")
+	if n := leadingCount(t, e.What); n != 0 || token.Safety.StuckKeys != 0 {
+		t.Errorf("token under crash-between: %q, %d stuck keys; want neither (the fault targets setnx-expire's two commands)", e.What, token.Safety.StuckKeys)
+	}
+}
+
+// Seed 000 trusts client clocks. Half the workers read a clock 1s ahead, more than the 300ms
+// ttl:
+//   - getset: a skewed client judges every lock an unskewed one holds stale (now - then =
+//     1s > ttl) and takes it over while its holder is inside — every such takeover is an
+//     overlap, hundreds per second.
+//   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
+//     the live lock stale and, as the seed's do-while does, retries at once without pausing,
+//     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
+//     phase without skew, whose losers back off.
+func TestClockSkew(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	fault := "clock-skew:fraction=0.5,offset=1s"
+	mod := func(label string, faults ...string) func(*workload.Phase) {
+		return func(ph *workload.Phase) {
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 300*time.Millisecond, hold("20ms"), faults
+		}
+	}
+	rs := b.run(t, config(1500*time.Millisecond,
+		phase("getset", mod("skewed", fault)),
+		phase("setnx-stale", mod("skewed", fault)),
+		phase("setnx-stale", mod("in sync")),
+	))
+	getset, stale, calm := rs[0], rs[1], rs[2]
+	for _, r := range rs[:2] {
+		e := event(t, r, fault, "workers read a clock 1s off")
+		if want := "10 of 20 workers"; !strings.HasPrefix(e.What, want) {
+			t.Errorf("%s: %q, want it to say %q", r.Strategy, e.What, want)
+		}
+		if e.TS != 0 {
+			t.Errorf("%s: skew event at t=%.2fs; a skewed clock is there from the start (0)", r.Strategy, e.TS)
+		}
+	}
+	if getset.Safety.Overlaps == 0 || !strings.HasPrefix(getset.Verdict, "UNSAFE") {
+		t.Errorf("getset with half the clocks 1s ahead: verdict %q; want UNSAFE (skewed clients take over live locks)", getset.Verdict)
+	}
+	if stale.Safety.Overlaps != 0 || calm.Safety.Overlaps != 0 {
+		t.Errorf("setnx-stale: %d overlaps skewed, %d in sync; SET NX guards it either way", stale.Safety.Overlaps, calm.Safety.Overlaps)
+	}
+	if !stale.Redis.Measured || !calm.Redis.Measured || calm.Redis.CommandsPerAcquire == 0 {
+		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
+	}
+	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
+	// backs off between attempts. Measured with 20ms holds: about 4x (50 vs 12 commands),
+	// also under -race with other tests running; 2x leaves room for a slower machine.
+	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
+	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
+	if ratio < 2 {
+		t.Errorf("setnx-stale: %.1f commands per acquire with skewed clocks, %.1f without: want at least twice as many (skewed clients spin)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire)
+	}
+}
+
+// leadingCount reads the number an event text starts with ("12 holders stalled ...").
+func leadingCount(t *testing.T, what string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(what, "%d ", &n); err != nil {
+		t.Fatalf("event %q does not start with a count: %v", what, err)
+	}
+	return n
+}
