@@ -454,7 +454,7 @@ func countNotes(r *Result) []string {
 		counts = append(counts, formatCount(r.Dropped)+" arrivals dropped (no free worker)")
 	}
 	if r.Safety.UnsafeReentries > 0 {
-		counts = append(counts, formatCount(r.Safety.UnsafeReentries)+" re-entries granted while another worker held the key")
+		counts = append(counts, formatCount(r.Safety.UnsafeReentries)+" re-entries granted to a holder someone else had superseded")
 	}
 	if r.Safety.StaleFences > 0 {
 		counts = append(counts, formatCount(r.Safety.StaleFences)+" stale fencing tokens refused by the resource")

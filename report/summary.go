@@ -189,8 +189,9 @@ type Safety struct {
 	// StuckKeys: locks left in Redis without a ttl at the phase's end (a deadlock waiting to
 	// happen, e.g. setnx-expire after a crash between its two commands).
 	StuckKeys uint64 `json:"stuck_keys"`
-	// UnsafeReentries: re-entries (--reentry) granted while another worker was inside the
-	// key — the holder's lease had lapsed and the strategy let it back in (seed 001).
+	// UnsafeReentries: re-entries (--reentry) granted to a holder that another worker had
+	// superseded meanwhile — its lease had lapsed, yet the strategy let it go on as if it had
+	// held the lock all along (seed 001).
 	UnsafeReentries uint64 `json:"unsafe_reentries,omitempty"`
 }
 

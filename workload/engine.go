@@ -447,9 +447,6 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	if e := p.firstErr.Load(); e != nil {
 		r.Notes = append(r.Notes, "first error: "+*e)
 	}
-	if n := p.rec.crashes.Load(); n > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d simulated client crashes mid-acquire", n))
-	}
 	return r
 }
 

@@ -243,6 +243,7 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 	var ks keyState
 	if n := testing.AllocsPerRun(1000, func() {
 		ks.enter()
+		ks.superseded(1)
 		ks.write(7)
 		ks.exit()
 		ks.released(1, 10)

@@ -11,19 +11,25 @@ import (
 // line.
 type keyState struct {
 	holders   atomic.Int32  // workers inside the critical section now
+	entries   atomic.Uint64 // how many times a worker entered: who entered last
 	lastFence atomic.Uint64 // largest fencing token the resource accepted
 
 	releasedAt atomic.Int64 // monotonic ns of the last release not yet handed off, 0 = none
 	releasedBy atomic.Int32 // worker of that release
 
-	_ [36]byte
+	_ [28]byte
 }
 
 // enter is a worker stepping into the critical section. It reports an overlap when
-// someone else is already inside: mutual exclusion failed, whatever the strategy believes.
-func (k *keyState) enter() (overlap bool) {
-	return k.holders.Add(1) > 1
+// someone else is already inside — mutual exclusion failed, whatever the strategy
+// believes — and the entry's number, by which the worker can tell later whether someone
+// entered after it (superseded).
+func (k *keyState) enter() (overlap bool, entry uint64) {
+	return k.holders.Add(1) > 1, k.entries.Add(1)
 }
+
+// superseded reports whether another worker entered after entry.
+func (k *keyState) superseded(entry uint64) bool { return k.entries.Load() != entry }
 
 func (k *keyState) exit() { k.holders.Add(-1) }
 

@@ -124,7 +124,8 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		handoffUS = d.Microseconds()
 	}
 	fence := lease.Fence()
-	if ks.enter() {
+	overlap, entry := ks.enter()
+	if overlap {
 		p.count(m, &p.rec.overlaps)
 	}
 	p.checkWrite(ks, fence, m)
@@ -132,8 +133,8 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	if p.faults != nil {
 		p.faults.Stall(ctx, w.id, w.owner)
 	}
-	nested := p.reenter(ctx, w, ks, key, m) // a nested call after the work, as code makes one
-	p.checkWrite(ks, fence, m)              // a holder paused past its lease writes last: is it refused?
+	nested := p.reenter(ctx, w, ks, entry, key, m) // a nested call after the work, as code makes one
+	p.checkWrite(ks, fence, m)                     // a holder paused past its lease writes last: is it refused?
 	for i := len(nested) - 1; i >= 0; i-- {
 		p.release(ctx, w, nested[i], m)
 	}
@@ -167,9 +168,11 @@ func (p *phase) checkWrite(ks *keyState, fence uint64, m bool) {
 }
 
 // reenter takes the held key again Reentry times, for reentrant strategies. A re-entry
-// granted while another worker is inside the key is counted: the holder's lease had lapsed
-// and the strategy let it back in anyway (seed 001's local count).
-func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, key string, m bool) []strategies.Lease {
+// granted to a holder that another worker superseded meanwhile is counted: its lease had
+// lapsed, yet the strategy let it go on as if it had held the lock all along — seed 001's
+// local count does, and so does the hash script when the intruder's lock lapsed too (it
+// re-creates the lock for the returning owner).
+func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) []strategies.Lease {
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		return nil
 	}
@@ -183,7 +186,7 @@ func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, key string
 			break
 		}
 		p.count(m, &p.rec.reentries)
-		if ks.holders.Load() > 1 {
+		if ks.superseded(entry) {
 			p.count(m, &p.rec.unsafeReentries)
 		}
 		nested = append(nested, l)
@@ -218,8 +221,8 @@ func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool)
 			p.rec.timeout(w.id)
 		}
 	case errors.Is(err, strategies.ErrCrashed):
-		// A simulated crash: the client "restarts" and goes on; its lock stays behind.
-		p.count(m, &p.rec.crashes)
+		// A simulated crash: the client "restarts" and goes on; its lock stays behind. The
+		// fault reports how many.
 	default:
 		p.failed(w, err, m)
 		sleepCtx(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
