@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -201,8 +202,8 @@ func (b *base) announce(key string) (channel, payload string) {
 
 // releasedLocally wakes the next waiter of this process for key after a release by it.
 func (b *base) releasedLocally(key string) {
-	if b.notify != nil {
-		b.notify.released(releaseChannel(key))
+	if b.notify != nil && b.notify.released(releaseChannel(key)) {
+		runtime.Gosched()
 	}
 }
 

@@ -214,27 +214,30 @@ func (n *notifier) leave(w *waiter) {
 }
 
 // released is this process releasing the lock of ch: the next local waiter is woken now.
-func (n *notifier) released(ch string) {
+// It reports whether one was.
+func (n *notifier) released(ch string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if s := n.chans[ch]; s != nil {
-		s.wakeOne()
+		return s.wakeOne()
 	}
+	return false
 }
 
 // wakeOne wakes the longest-waiting anonymous waiter that has no wake-up pending. Waiters
 // with an id are woken by their id only: for them a wake-up carries meaning.
-func (s *subscription) wakeOne() {
+func (s *subscription) wakeOne() bool {
 	for _, w := range s.waiters {
 		if w.id != "" {
 			continue
 		}
 		select {
 		case w.wake <- struct{}{}:
-			return
+			return true
 		default: // already has a wake-up pending; it will try anyway
 		}
 	}
+	return false
 }
 
 func (n *notifier) onMessage(m rueidis.PubSubMessage) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,8 +46,8 @@ func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error)
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
 		s.unlockAll(uctx, key, tok, "", "")
 		cancel()
-		if failed == len(s.nodes) {
-			return nil, 0, fmt.Errorf("every node failed: %w", firstErr)
+		if granted == 0 && failed > len(s.nodes)-s.quorum {
+			return nil, 0, fmt.Errorf("no majority reachable: %d of %d nodes failed: %w", failed, len(s.nodes), firstErr)
 		}
 		if granted > 0 {
 			// A split vote: nobody holds a majority, so no release will ever be announced.
@@ -59,54 +58,58 @@ func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error)
 	})
 }
 
-// lockAll asks every node at once, each bounded by NodeTimeout, and counts the grants and
-// the nodes that failed (errors and timeouts, as opposed to "taken").
+// lockAll asks the nodes in turn, as the algorithm and seed 003 describe, each bounded by
+// NodeTimeout, and counts the grants and the nodes that failed (errors and timeouts, as
+// opposed to "taken"). In turn rather than at once: goroutines per node and attempt would
+// cost 5 per contender — 50,000 goroutines at 10,000 workers — and the elapsed time the
+// validity subtracts is what asking in turn takes. It stops as soon as a majority is out
+// of reach: the remaining nodes could not change the outcome.
 func (s *redlock) lockAll(ctx context.Context, key, tok string) (granted, failed int, firstErr error) {
-	var ng, nf atomic.Int32
-	var errOnce sync.Once
-	var wg sync.WaitGroup
+	refused := 0
 	for _, c := range s.nodes {
-		wg.Go(func() {
-			nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
-			defer cancel()
-			ok, err := setNX(nctx, c, key, tok, s.o.ttlMS)
-			switch {
-			case err != nil:
-				nf.Add(1)
-				errOnce.Do(func() { firstErr = err })
-			case ok:
-				ng.Add(1)
+		if refused+failed > len(s.nodes)-s.quorum {
+			break
+		}
+		nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
+		ok, err := setNX(nctx, c, key, tok, s.o.ttlMS)
+		cancel()
+		switch {
+		case err != nil:
+			failed++
+			if firstErr == nil {
+				firstErr = err
 			}
-		})
+		case ok:
+			granted++
+		default:
+			refused++
+		}
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	wg.Wait()
-	return int(ng.Load()), int(nf.Load()), firstErr
+	return granted, failed, firstErr
 }
 
-// unlockAll runs compare-and-delete on every node and counts the nodes where the lock was
-// still ours. channel, when set, is announced (with payload) on the first node.
+// unlockAll runs compare-and-delete on every node in turn and counts the nodes where the
+// lock was still ours. channel, when set, is announced (with payload) on the first node.
 func (s *redlock) unlockAll(ctx context.Context, key, tok, channel, payload string) (held int, firstErr error) {
-	var nh atomic.Int32
-	var errOnce sync.Once
-	var wg sync.WaitGroup
 	for i, c := range s.nodes {
 		ch := ""
 		if i == 0 {
 			ch = channel
 		}
-		wg.Go(func() {
-			nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
-			defer cancel()
-			switch err := compareDelete(nctx, c, key, tok, ch, payload); {
-			case err == nil:
-				nh.Add(1)
-			case !errors.Is(err, ErrNotOwner):
-				errOnce.Do(func() { firstErr = err })
-			}
-		})
+		nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
+		err := compareDelete(nctx, c, key, tok, ch, payload)
+		cancel()
+		switch {
+		case err == nil:
+			held++
+		case !errors.Is(err, ErrNotOwner) && firstErr == nil:
+			firstErr = err
+		}
 	}
-	wg.Wait()
-	return int(nh.Load()), firstErr
+	return held, firstErr
 }
 
 type redlockLease struct {
