@@ -44,6 +44,7 @@ type notifier struct {
 	conn   rueidis.DedicatedClient
 	free   func() // returns conn to the pool, which unsubscribes everything
 	broken bool   // conn reported a disconnect; reconnect on the next subscribe
+	gen    uint64 // counts connections; confirmations from an older one are ignored
 	chans  map[string]*subscription
 	closed bool
 	stop   chan struct{} // ends the sweeper
@@ -147,8 +148,17 @@ func (n *notifier) enter(key, ch, id string) (*waiter, error) {
 }
 
 // subscribe makes sure w's channel is subscribed and returns once the subscription is
-// confirmed, so that any release announced after it returns reaches w.
+// confirmed, so that any release announced after it returns reaches w. A connection found
+// dead is replaced once before the error is returned.
 func (n *notifier) subscribe(ctx context.Context, w *waiter) error {
+	err := n.trySubscribe(ctx, w)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, errNotifierClosed) {
+		err = n.trySubscribe(ctx, w)
+	}
+	return err
+}
+
+func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -266,15 +276,22 @@ func (n *notifier) onMessage(m rueidis.PubSubMessage) {
 	}
 }
 
-func (n *notifier) onSubscription(e rueidis.PubSubSubscription) {
+// onSubscription counts the confirmations of connection gen. A confirmation still in flight
+// on a connection that was replaced says nothing about the new one.
+func (n *notifier) onSubscription(gen uint64, e rueidis.PubSubSubscription) {
 	if e.Kind != "subscribe" {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if gen != n.gen {
+		return
+	}
 	if s := n.chans[e.Channel]; s != nil && s.acked < s.sent {
 		s.acked++
-		if s.acked == 1 {
+		select {
+		case <-s.ready: // opened before, when a reconnect stopped its waiters waiting
+		default:
 			close(s.ready)
 		}
 	}
@@ -290,7 +307,12 @@ func (n *notifier) connectLocked() (resubscribe []string, stale func()) {
 	stale = n.free
 	conn, free := n.src.Dedicate()
 	n.conn, n.free, n.broken = conn, free, false
-	gone := conn.SetPubSubHooks(rueidis.PubSubHooks{OnMessage: n.onMessage, OnSubscription: n.onSubscription})
+	n.gen++
+	gen := n.gen
+	gone := conn.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage:      n.onMessage,
+		OnSubscription: func(e rueidis.PubSubSubscription) { n.onSubscription(gen, e) },
+	})
 	go func() {
 		<-gone
 		n.mu.Lock()

@@ -315,10 +315,9 @@ func TestPubSubWakesOneWaiterPerRelease(t *testing.T) {
 			}
 		}()
 	}
-	// Every waiter tries twice (before and after subscribing) and then sleeps.
-	waitFor(t, func() bool { return s.Stats().FailedAttempts >= 2*waiters })
-	time.Sleep(50 * time.Millisecond)
-	before := s.Stats().FailedAttempts
+	// Every waiter fails at least once and then sleeps (those queued behind another local
+	// waiter do not try at all before that): wait until the count has settled.
+	before := settled(t, func() uint64 { return s.Stats().FailedAttempts }, waiters)
 
 	release(t, holder)
 	next := <-got // exactly one is woken and wins; the winner keeps the lock
@@ -331,6 +330,70 @@ func TestPubSubWakesOneWaiterPerRelease(t *testing.T) {
 	}
 	release(t, next)
 	release(t, <-got) // the next release wakes the next waiter
+}
+
+// The pubsub policy survives losing its subscription connection: the next subscribe
+// reconnects and subscribes again the channels that still have waiters, and a release then
+// wakes them through the new connection (the fallback timer is a minute away).
+func TestPubSubResubscribesAfterItsConnectionDies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "token")
+	s := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = time.Minute
+		o.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
+	})
+	a, b := redistest.Prefix(t)+"a", redistest.Prefix(t)+"b"
+	holdA, holdB := acquire(t, s, a, "holder-a"), acquire(t, s, b, "holder-b")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan strategies.Lease, 2)
+	waitOn := func(key string) {
+		go func() {
+			if l, err := s.Acquire(ctx, key, "waiter-"+key); err == nil {
+				got <- l
+			}
+		}()
+	}
+	waitOn(a)
+	waitOn(b)
+	settled(t, func() uint64 { return s.Stats().FailedAttempts }, 2)
+
+	killed, err := e.client.Do(ctx, e.client.B().ClientKill().TypePubsub().Build()).AsInt64()
+	if err != nil || killed == 0 {
+		t.Fatalf("CLIENT KILL TYPE pubsub: %d killed, %v", killed, err)
+	}
+	// A new waiter on a third lock finds the connection gone and reconnects.
+	c := redistest.Prefix(t) + "c"
+	holdC := acquire(t, s, c, "holder-c")
+	waitOn(c)
+	waitFor(t, func() bool {
+		n, _ := e.client.Do(ctx, e.client.B().PubsubNumsub().Channel("lockbench:released:"+a).Build()).AsIntMap()
+		return n["lockbench:released:"+a] == 1
+	})
+
+	for _, h := range []strategies.Lease{holdA, holdB, holdC} {
+		release(t, h)
+		select {
+		case l := <-got:
+			release(t, l)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a release after the reconnect woke nobody")
+		}
+	}
+}
+
+// settled waits until count() is at least least and has not changed for 100ms, and returns it.
+func settled(t *testing.T, count func() uint64, least uint64) uint64 {
+	t.Helper()
+	last, since := count(), time.Now()
+	waitFor(t, func() bool {
+		if c := count(); c != last {
+			last, since = c, time.Now()
+		}
+		return last >= least && time.Since(since) >= 100*time.Millisecond
+	})
+	return last
 }
 
 func waitFor(t *testing.T, cond func() bool) {
