@@ -48,9 +48,20 @@ func TestEveryBuiltinProfileRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Shortened, but long enough for a few of the profile's own holds to finish.
+			// Shortened, but long enough for a few of the longest holds to finish.
 			window := 300 * time.Millisecond
+			holds := []profiles.Value{}
 			if v, ok := prof.Lookup("hold"); ok {
+				holds = append(holds, v)
+			}
+			for _, ph := range prof.Phases {
+				for _, v := range ph.Values {
+					if v.Key == "hold" {
+						holds = append(holds, v)
+					}
+				}
+			}
+			for _, v := range holds {
 				var h workload.Hold
 				if err := h.Set(v.Value); err == nil {
 					window = max(window, 3*h.MeanDuration())
@@ -368,5 +379,86 @@ func TestProfilePhaseOverridesItsTopLevel(t *testing.T) {
 	}
 	if got := holds("--hold", "10ms"); len(got) != 2 || got[0] != 10 || got[1] != 10 {
 		t.Errorf("with --hold 10ms: %v ms, want [10 10]", got)
+	}
+}
+
+// Without redis-server on PATH the run embeds a fake and the output's first line says so.
+func TestEmbeddedWhenNoRedisServer(t *testing.T) {
+	goBin := filepath.Dir(mustLookPath(t, "go"))
+	t.Setenv("PATH", goBin) // redis-server is not there
+	code, stdout, stderr := cli("run", "--strategy", "token,fair", "--duration", "300ms", "--warmup", "0", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.Contains(first, "embedded") || !strings.Contains(first, "not a Redis server") || !strings.Contains(first, "install redis-server") {
+		t.Fatalf("first line should say the numbers come from an in-process fake and how to get a real one: %q", first)
+	}
+	if !strings.Contains(stdout, "embedded single") {
+		t.Errorf("target line should say embedded: %s", stdout)
+	}
+}
+
+func mustLookPath(t *testing.T, name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not on PATH", name)
+	}
+	return p
+}
+
+// The sweep of the issue, shortened: a 600ms pause breaks a 200ms ttl and not a 5s one, and
+// the recommendation names a safe ttl.
+func TestSweepFindsTheSmallestSafeTTL(t *testing.T) {
+	redistest.Require(t)
+	code, stdout, stderr := cli("sweep", "--param", "ttl=200ms,1s,5s", "--fault", "holder-pause:p=0.05,d=600ms",
+		"--strategy", "token", "--duration", "2s", "--warmup", "0", "--format", "json", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s report.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Results) != 3 || s.Sweep == nil || s.Sweep.Param != "ttl" {
+		t.Fatalf("want 3 phases of a ttl sweep: %+v", s.Sweep)
+	}
+	if r := s.Results[0]; r.ParamValue != "200ms" || r.Safety.Overlaps == 0 {
+		t.Errorf("ttl 200ms under 600ms pauses: want overlaps, got %d (%s)", r.Safety.Overlaps, r.Verdict)
+	}
+	if r := s.Results[2]; r.ParamValue != "5s" || r.Safety.Overlaps != 0 {
+		t.Errorf("ttl 5s: want no overlap, got %d", r.Safety.Overlaps)
+	}
+	if len(s.Recommendations) != 1 || !strings.Contains(s.Recommendations[0], "smallest safe ttl") {
+		t.Errorf("recommendations: %q", s.Recommendations)
+	}
+}
+
+// report compare flags a regression and, with --fail-on-regression, exits 4.
+func TestReportCompareFailsOnRegression(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rate float64) string {
+		s := &report.Summary{Tool: "lockbench", Version: "test", StartedAt: time.Now().UTC(),
+			Results: []report.Result{{Strategy: "token", Acquired: uint64(rate) * 10, AcquireRate: rate, DurationS: 10, Verdict: "safe"}}}
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := report.JSON(f, s); err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
+	}
+	a, b := write("a.json", 10000), write("b.json", 7000)
+	if code, stdout, stderr := cli("report", "compare", a, b); code != exitOK || !strings.Contains(stdout, "token") {
+		t.Fatalf("compare without --fail-on-regression: exit %d, %s %s", code, stdout, stderr)
+	}
+	code, _, stderr := cli("report", "compare", "--fail-on-regression", a, b)
+	if code != exitRegression || !strings.Contains(stderr, "regression") {
+		t.Fatalf("a 30%% drop in acquire rate: exit %d (want %d), %s", code, exitRegression, stderr)
+	}
+	if code, _, _ := cli("report", "compare", "--fail-on-regression", b, a); code != exitOK {
+		t.Fatalf("an improvement must not fail: exit %d", code)
 	}
 }
