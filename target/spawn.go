@@ -306,21 +306,23 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 				}
 				cmds = append(cmds, add.Build())
 			}
-			if i == 0 {
-				for _, o := range t.servers[1:] {
-					cmds = append(cmds, c.B().ClusterMeet().Ip("127.0.0.1").Port(int64(o.Port)).Build())
-				}
-			}
-			for _, r := range c.DoMulti(ctx, cmds...) {
-				if err := r.Error(); err != nil {
-					return err
-				}
-			}
-			return nil
+			return firstErr(c.DoMulti(ctx, cmds...))
 		})
 		if err != nil {
 			return fmt.Errorf("cluster setup of %s: %w", s.Addr, err)
 		}
+	}
+	// Only now the introductions: a node accepts a config epoch only while it knows no other
+	// node, and a MEET makes the met node know the first one at once.
+	err = withAdmin(ctx, t.servers[0].Addr, func(ctx context.Context, c rueidis.Client) error {
+		cmds := make(rueidis.Commands, 0, len(t.servers)-1)
+		for _, o := range t.servers[1:] {
+			cmds = append(cmds, c.B().ClusterMeet().Ip("127.0.0.1").Port(int64(o.Port)).Build())
+		}
+		return firstErr(c.DoMulti(ctx, cmds...))
+	})
+	if err != nil {
+		return fmt.Errorf("cluster setup: introducing the nodes: %w", err)
 	}
 	// A master refuses to call the cluster ok during its first 2 s (CLUSTER_WRITABLE_DELAY).
 	var wg sync.WaitGroup
@@ -332,6 +334,15 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+func firstErr(rs []rueidis.RedisResult) error {
+	for _, r := range rs {
+		if err := r.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func clusterOK(ctx context.Context, c rueidis.Client) (bool, string, error) {
