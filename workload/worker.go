@@ -19,25 +19,31 @@ type worker struct {
 	owner string // unique across processes: lockbench's process id plus the worker number
 	rng   *rand.Rand
 	pick  func() int
+	actx  *acquireCtx // bounds each acquire by the acquire timeout
 }
 
 // processID distinguishes this process's owners from another lockbench's on the same keys.
 var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
 
-func (p *phase) newWorker(id int) *worker {
+func (p *phase) newWorker(ctx context.Context, id int) *worker {
 	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
-	return &worker{id: id, owner: processID + ":" + strconv.Itoa(id), rng: r, pick: p.cfg.KeyDist.picker(len(p.keys), r)}
+	return &worker{
+		id: id, owner: processID + ":" + strconv.Itoa(id), rng: r,
+		pick: p.cfg.KeyDist.picker(len(p.keys), r), actx: newAcquireCtx(ctx),
+	}
 }
 
 func (p *phase) closedWorker(ctx context.Context, id int) {
-	w := p.newWorker(id)
+	w := p.newWorker(ctx, id)
+	defer w.actx.close()
 	for ctx.Err() == nil {
 		p.cycle(ctx, w, w.pick(), time.Now())
 	}
 }
 
 func (p *phase) openWorker(ctx context.Context, id int, arrivals <-chan time.Time) {
-	w := p.newWorker(id)
+	w := p.newWorker(ctx, id)
+	defer w.actx.close()
 	for {
 		select {
 		case <-ctx.Done():
@@ -109,9 +115,8 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	key := p.keys[k]
 	m := p.measured(intended)
 	began := time.Now()
-	actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
-	lease, err := p.strat.Acquire(actx, key, w.owner)
-	cancel()
+	lease, err := p.strat.Acquire(w.actx.start(began, p.cfg.AcquireTimeout), key, w.owner)
+	w.actx.stop()
 	got := time.Now()
 	if err != nil {
 		p.acquireFailed(ctx, w, err, m)
@@ -178,9 +183,8 @@ func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint
 	}
 	nested := make([]strategies.Lease, 0, p.cfg.Reentry)
 	for range p.cfg.Reentry {
-		actx, cancel := context.WithTimeout(ctx, p.cfg.AcquireTimeout)
-		l, err := p.strat.Acquire(actx, key, w.owner)
-		cancel()
+		l, err := p.strat.Acquire(w.actx.start(time.Now(), p.cfg.AcquireTimeout), key, w.owner)
+		w.actx.stop()
 		if err != nil {
 			p.acquireFailed(ctx, w, err, m)
 			break

@@ -1,0 +1,93 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+type ctxKey struct{}
+
+func TestAcquireCtx(t *testing.T) {
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
+	defer cancel()
+	c := newAcquireCtx(parent)
+	defer c.close()
+
+	// Times out like context.WithTimeout.
+	ctx := c.start(time.Now(), 20*time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatalf("armed context already ended: %v", ctx.Err())
+	}
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 20*time.Millisecond {
+		t.Fatalf("deadline %v, %v", dl, ok)
+	}
+	if ctx.Value(ctxKey{}) != "v" {
+		t.Fatal("values of the parent are not visible")
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not done after its deadline")
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err after the deadline: %v", ctx.Err())
+	}
+	c.stop()
+
+	// Reused after a timeout: a fresh context.
+	ctx = c.start(time.Now(), time.Hour)
+	if ctx.Err() != nil {
+		t.Fatalf("reused context starts ended: %v", ctx.Err())
+	}
+	c.stop()
+
+	// A firing armed for an acquire that is over does not end the next one.
+	c.start(time.Now(), time.Millisecond)
+	c.stop()
+	c.expire() // as a timer would if Stop lost the race
+	ctx = c.start(time.Now(), time.Hour)
+	if ctx.Err() != nil {
+		t.Fatalf("a stale firing ended the next acquire: %v", ctx.Err())
+	}
+
+	// The parent's cancellation ends the armed context, and every later one.
+	cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not done after the parent was cancelled")
+	}
+	c.stop()
+	if ctx = c.start(time.Now(), time.Hour); !errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatalf("after the parent ended: %v, want context.Canceled", ctx.Err())
+	}
+}
+
+// The reused context against what it replaces: context.WithTimeout per acquire.
+func BenchmarkAcquireContext(b *testing.B) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.Run("reused", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			c := newAcquireCtx(parent)
+			defer c.close()
+			for pb.Next() {
+				_ = c.start(time.Now(), 5*time.Second).Done()
+				c.stop()
+			}
+		})
+	})
+	b.Run("WithTimeout", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				ctx, cancel := context.WithTimeout(parent, 5*time.Second)
+				_ = ctx.Done()
+				cancel()
+			}
+		})
+	})
+}
