@@ -77,9 +77,9 @@ type attempt func(ctx context.Context) (l Lease, retryIn time.Duration, err erro
 
 // acquire runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. The uncontended path is one call of try: no timer, no subscription.
-func (b *base) acquire(ctx context.Context, key string, try attempt) (Lease, error) {
+func (b *base) acquire(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	for {
-		l, err := b.wait(ctx, key, try)
+		l, err := b.wait(ctx, key, owner, try)
 		if l == nil || b.o.WaitReplicas == 0 {
 			return l, err
 		}
@@ -121,7 +121,7 @@ func (b *base) replicate(ctx context.Context, l *lease) bool {
 // wait runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. Without pubsub, and for a lock no local waiter is queued for, the uncontended
 // path is one call of try: no timer, no registration.
-func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error) {
+func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -130,10 +130,10 @@ func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error)
 		// Others of this process may be queued for this lock: queue behind them before
 		// trying, so that only the head contends with Redis.
 		var err error
-		if w, err = b.notify.enter(key, b.channel(key), ""); err != nil {
+		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
 			return nil, b.attemptErr(ctx, key, err)
 		}
-		defer b.notify.leave(w)
+		defer b.leave(w)
 	}
 	var retryIn time.Duration
 	if w == nil || w.ahead == 0 {
@@ -147,10 +147,10 @@ func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error)
 		registeredLate := w == nil
 		if registeredLate {
 			var err error
-			if w, err = b.notify.enter(key, b.channel(key), ""); err != nil {
+			if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
 				return nil, b.attemptErr(ctx, key, err)
 			}
-			defer b.notify.leave(w)
+			defer b.leave(w)
 		}
 		if !w.covered {
 			if err := b.notify.subscribe(ctx, w); err != nil {
@@ -184,11 +184,26 @@ func (b *base) wait(ctx context.Context, key string, try attempt) (Lease, error)
 		case <-timer.C:
 		case <-wake:
 		}
+		if w != nil {
+			if l := b.notify.take(w); l != nil {
+				return l, nil // a release by this process acquired the lock for us
+			}
+		}
 		l, in, err := try(ctx)
 		if l != nil || err != nil {
 			return l, b.attemptErr(ctx, key, err)
 		}
 		retryIn = in
+	}
+}
+
+// leave takes w out of its local queue. A lock handed over to w that it did not take (its
+// wait ended at that moment) is released, which passes it on.
+func (b *base) leave(w *waiter) {
+	if l := b.notify.leave(w); l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = l.Release(ctx)
 	}
 }
 

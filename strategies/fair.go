@@ -69,7 +69,7 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 
 	// Register for the addressed wake-up before the first attempt: once the channel is
 	// subscribed, a hand-over announced after this point cannot be missed.
-	w, err := s.notify.enter(key, s.channel(key), tok)
+	w, err := s.notify.enter(key, s.channel(key), tok, owner)
 	if err != nil {
 		return nil, s.attemptErr(ctx, key, err)
 	}

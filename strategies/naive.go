@@ -55,7 +55,7 @@ func (s *naive) lease(key, owner string) Lease { return s.newLease(s, key, key, 
 type getset struct{ *naive }
 
 func (s *getset) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		now := s.o.now(ctx).UnixMilli()
 		old, err := s.c.Do(ctx, s.c.B().Getset().Key(key).Value(strconv.FormatInt(now, 10)).Build()).ToString()
 		if rueidis.IsRedisNil(err) {
@@ -77,7 +77,7 @@ func (s *getset) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 type setnxExpire struct{ *naive }
 
 func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		won, err := s.c.Do(ctx, s.c.B().Setnx().Key(key).Value(owner).Build()).AsBool()
 		if !won || err != nil {
 			return nil, 0, err
@@ -101,7 +101,7 @@ func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, er
 type setnxStale struct{ *naive }
 
 func (s *setnxStale) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		for {
 			now := s.o.now(ctx).UnixMilli()
 			ok, err := setNX(ctx, s.c, key, strconv.FormatInt(now, 10), s.o.ttlMS)

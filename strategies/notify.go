@@ -68,10 +68,16 @@ type subscription struct {
 type waiter struct {
 	key, ch string
 	id      string        // "" = woken by release announcements; else only by this payload
+	owner   string        // whom a handover acquires the lock for
 	wake    chan struct{} // capacity 1: a wake-up is never lost, never doubled
 	sub     *subscription
 	ahead   int  // local waiters registered before this one, when it registered
 	covered bool // the channel was subscribed when it registered: no release can be missed
+
+	// Handover, under notifier.mu: a release by this process may acquire the lock for w.
+	reserved bool  // a release is acquiring the lock for w now
+	granted  Lease // acquired for w, not taken yet
+	gone     bool  // w left the queue
 }
 
 // notifyLinger is how long a channel stays subscribed with nobody waiting on it.
@@ -124,8 +130,8 @@ func (n *notifier) waiting(key string) bool { return n.bucket(key).Load() > 0 }
 
 // enter registers a waiter for key on ch without talking to Redis: it joins the local FIFO
 // and learns how many wait ahead of it and whether the channel is already subscribed.
-func (n *notifier) enter(key, ch, id string) (*waiter, error) {
-	w := &waiter{key: key, ch: ch, id: id, wake: make(chan struct{}, 1)}
+func (n *notifier) enter(key, ch, id, owner string) (*waiter, error) {
+	w := &waiter{key: key, ch: ch, id: id, owner: owner, wake: make(chan struct{}, 1)}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -199,14 +205,19 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	}
 }
 
-// leave unregisters w. A release wake-up w received but did not use goes to the next waiter.
-func (n *notifier) leave(w *waiter) {
+// leave unregisters w. A release wake-up w received but did not use goes to the next waiter;
+// a lock handed over to w that it did not take is returned, for the caller to release.
+func (n *notifier) leave(w *waiter) (untaken Lease) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.bucket(w.key).Add(-1)
+	w.gone = true
 	s := w.sub
 	if i := slices.Index(s.waiters, w); i >= 0 {
 		s.waiters = slices.Delete(s.waiters, i, i+1)
+	}
+	if untaken, w.granted = w.granted, nil; untaken != nil {
+		return untaken // its release passes the lock on
 	}
 	if w.id == "" {
 		select {
@@ -221,6 +232,53 @@ func (n *notifier) leave(w *waiter) {
 			delete(n.chans, w.ch) // never subscribed: nothing to linger for
 		}
 	}
+	return nil
+}
+
+// reserveNext picks the waiter that a release by this process can acquire the lock for,
+// pipelined behind the release: the longest-waiting anonymous one not already served. nil
+// when there is none.
+func (n *notifier) reserveNext(ch string) *waiter {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.chans[ch]
+	if s == nil {
+		return nil
+	}
+	for _, w := range s.waiters {
+		if w.id == "" && !w.reserved && w.granted == nil {
+			w.reserved = true
+			return w
+		}
+	}
+	return nil
+}
+
+// handOver ends w's reservation with l, the lock acquired for it, or nil when the
+// acquire failed. It reports whether w got l; false when l is nil or w left meanwhile, and
+// then the caller releases l or wakes a waiter the usual way.
+func (n *notifier) handOver(w *waiter, l Lease) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	w.reserved = false
+	if l == nil || w.gone {
+		return false
+	}
+	w.granted = l
+	select {
+	case w.wake <- struct{}{}:
+	default: // a wake-up is pending already; the wait loop takes the lease on it
+	}
+	return true
+}
+
+// take returns the lock handed over to w, if there is one.
+func (n *notifier) take(w *waiter) Lease {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := w.granted
+	w.granted = nil
+	return l
 }
 
 // released is this process releasing the lock of ch: the next local waiter is woken now.

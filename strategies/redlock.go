@@ -33,7 +33,7 @@ func newRedlock(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		tok := newToken(owner)
 		start := s.o.now(ctx)
 		granted, failed, firstErr := s.lockAll(ctx, key, tok)

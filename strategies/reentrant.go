@@ -106,7 +106,7 @@ func newReentrantHash(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := hashAcquireScript.Exec(ctx, s.c, []string{key}, []string{s.o.ttlArg, owner}).AsInt64()
 		if rueidis.IsRedisNil(err) {
 			return s.newLease(s, key, key, owner, owner, 0), 0, nil

@@ -15,6 +15,10 @@ import (
 type token struct {
 	*base
 	c rueidis.Client
+	// handsOver: with the pubsub wait policy, a release acquires the lock for the next local
+	// waiter in the same round trip (releaseTo). Off for strategies that reuse token's
+	// release but acquire differently (fenced).
+	handsOver bool
 }
 
 func newTokenStrategy(info Info, o *resolved) (Strategy, error) {
@@ -22,11 +26,11 @@ func newTokenStrategy(info Info, o *resolved) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &token{base: b, c: o.Client}, nil
+	return &token{base: b, c: o.Client, handsOver: b.notify != nil}, nil
 }
 
 func (s *token) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		tok := newToken(owner)
 		ok, err := setNX(ctx, s.c, key, tok, s.o.ttlMS)
 		if !ok || err != nil {
@@ -38,6 +42,11 @@ func (s *token) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 
 func (s *token) release(ctx context.Context, l *lease) error {
 	ch, payload := s.announce(l.name)
+	if s.handsOver {
+		if w := s.notify.reserveNext(ch); w != nil {
+			return s.releaseTo(ctx, l, w, ch, payload)
+		}
+	}
 	if err := compareDelete(ctx, s.c, l.key, l.token, ch, payload); err != nil {
 		return err
 	}
@@ -45,6 +54,45 @@ func (s *token) release(ctx context.Context, l *lease) error {
 	return nil
 }
 
+// releaseTo releases l and, pipelined right behind the release, acquires the lock for w, a
+// waiter of this process: the handoff costs one round trip instead of two (release, wake w,
+// w's acquire). Redis runs exactly the commands it would if w acquired the lock itself,
+// SET NX PX with w's own token, and in the same order; a waiter elsewhere can still win in
+// between, and then w waits on as before.
+func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload string) error {
+	tok := newToken(w.owner)
+	rs := s.c.DoMulti(ctx,
+		s.c.B().Evalsha().Sha1(unlockPublishSHA).Numkeys(1).Key(l.key).Arg(l.token, ch, payload).Build(),
+		s.c.B().Set().Key(l.key).Value(tok).Nx().PxMilliseconds(s.o.ttlMS).Build())
+	var next Lease
+	if rs[1].Error() == nil {
+		next = s.newLease(s, l.name, l.key, w.owner, tok, 0)
+	}
+	if !s.notify.handOver(w, next) && next != nil {
+		_ = next.Release(context.WithoutCancel(ctx)) // w stopped waiting meanwhile: pass it on
+	}
+
+	n, err := rs[0].AsInt64()
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		// A server that has not seen the script yet (its first release, or a restart): the
+		// SET behind it found the lock still held, unless the lease had lapsed.
+		err = compareDelete(ctx, s.c, l.key, l.token, ch, payload)
+		if err == nil && next == nil {
+			s.releasedLocally(l.name)
+		}
+		return err
+	}
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return ErrNotOwner
+	}
+	if next == nil {
+		s.releasedLocally(l.name) // someone elsewhere took it, or w left: wake the next one
+	}
+	return nil
+}
 func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
 	return compareExtend(ctx, s.c, l.key, l.token, s.o.ttlArg)
 }
@@ -121,13 +169,15 @@ func newFenced(info Info, o *resolved) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fenced{token: t.(*token)}, nil
+	tt := t.(*token)
+	tt.handsOver = false // its acquire is a script with a fencing counter, not SET NX
+	return &fenced{token: tt}, nil
 }
 
 func (s *fenced) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	lockKey := hashTagged(key)
 	fenceKey := lockKey + ":fence"
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		tok := newToken(owner)
 		f, err := fencedAcquireScript.Exec(ctx, s.c, []string{lockKey, fenceKey}, []string{tok, s.o.ttlArg}).AsInt64()
 		if err != nil || f == 0 {
@@ -156,7 +206,7 @@ func newSetNXDel(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *setNXDel) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		// The seed sets EX in seconds; PX keeps sub-second ttls from rounding to nothing.
 		ok, err := setNX(ctx, s.c, key, owner, s.o.ttlMS)
 		if !ok || err != nil {
