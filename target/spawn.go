@@ -179,15 +179,7 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig, via fun
 	if err := t.startSentinels(ctx, base, conf); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(t.sentinels))
-	for i, sn := range t.sentinels {
-		wg.Go(func() {
-			errs[i] = converge(ctx, "sentinel "+sn.Addr+" to see the master, its replica and the other sentinels", sn.Addr, sentinelReady)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return convergeAll(ctx, t.sentinels, "sentinel %s to see the master, its replica and the other sentinels", sentinelReady)
 }
 
 // startSentinels starts the sentinels with ports and ids chosen up front, so that each
@@ -325,15 +317,7 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 		return fmt.Errorf("cluster setup: introducing the nodes: %w", err)
 	}
 	// A master refuses to call the cluster ok during its first 2 s (CLUSTER_WRITABLE_DELAY).
-	var wg sync.WaitGroup
-	errs := make([]error, len(t.servers))
-	for i, s := range t.servers {
-		wg.Go(func() {
-			errs[i] = converge(ctx, "cluster node "+s.Addr+" to report cluster_state:ok", s.Addr, clusterOK)
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return convergeAll(ctx, t.servers, "cluster node %s to report cluster_state:ok", clusterOK)
 }
 
 func firstErr(rs []rueidis.RedisResult) error {
@@ -476,6 +460,17 @@ func withAdmin(ctx context.Context, addr string, f func(context.Context, rueidis
 
 // converge polls check against addr every 20 ms until it says done, for at most
 // convergeTimeout; the error names what was awaited and the last state seen.
+// convergeAll runs converge on every server at once; what names the wait, %s the address.
+func convergeAll(ctx context.Context, servers []*Server, what string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(servers))
+	for i, s := range servers {
+		wg.Go(func() { errs[i] = converge(ctx, fmt.Sprintf(what, s.Addr), s.Addr, check) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 func converge(ctx context.Context, what, addr string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
 	var state string
 	var last error
