@@ -52,6 +52,27 @@ func TestAcquireCtx(t *testing.T) {
 		t.Fatalf("a stale firing ended the next acquire: %v", ctx.Err())
 	}
 
+	// The timer armed for a short acquire fires during a longer one that followed: it
+	// re-arms for the rest of that one's time instead of ending it.
+	c.stop()
+	c.start(time.Now(), 30*time.Millisecond)
+	c.stop()
+	ctx = c.start(time.Now(), 500*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatalf("the timer of an earlier acquire ended a later one: %v", ctx.Err())
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the re-armed timer never ended the acquire")
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err after the re-armed deadline: %v", ctx.Err())
+	}
+	c.stop()
+	ctx = c.start(time.Now(), time.Hour)
+
 	// The parent's cancellation ends the armed context, and every later one.
 	cancel()
 	select {

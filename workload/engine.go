@@ -118,8 +118,7 @@ type phase struct {
 	faults Faults        // nil without faults
 	nodes  []target.Node // the servers whose INFO measures this phase's cost
 	prefix string        // every key of the phase starts with it
-	keys   []string      // built once: the hot path never formats a key
-	state  []keyState
+	state  []keyState    // per key: its name, built once, and the oracle's view of it
 	rec    *recorder
 	origin time.Time // monotonic origin of keyState timestamps
 	seed   uint64
@@ -140,7 +139,6 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 	p := &phase{
 		index: index, ph: ph, cfg: cfg, client: t.Client,
 		prefix: cfg.KeyPrefix + strconv.Itoa(index+1) + ":" + ph.Strategy + ":",
-		keys:   make([]string, ph.Keys),
 		state:  make([]keyState, ph.Keys),
 		origin: time.Now(),
 		seed:   rand.Uint64(),
@@ -161,8 +159,8 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 	p.strat, p.info = strat, strat.Info()
 	// Each key carries its own hash tag: keys spread over a cluster's slots, and a strategy's
 	// derived keys (queue, fence counter) share their lock's slot.
-	for i := range p.keys {
-		p.keys[i] = p.prefix + "{" + strconv.Itoa(i) + "}"
+	for i := range p.state {
+		p.state[i].key = p.prefix + "{" + strconv.Itoa(i) + "}"
 	}
 	if p.info.MultiNode {
 		p.nodes = target.Nodes(t.Nodes...)
@@ -411,7 +409,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
 		DurationS:   window.Seconds(),
 		Workers:     p.ph.Concurrency(),
-		Keys:        len(p.keys),
+		Keys:        len(p.state),
 		Acquired:    t.acquired,
 		OfferedRate: p.ph.Rate,
 		Timeouts:    t.timeouts,

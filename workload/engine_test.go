@@ -126,11 +126,11 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
 		ph: ph, cfg: cfg, strat: s, info: s.Info(),
-		prefix: cfg.KeyPrefix + "test:", keys: make([]string, ph.Keys), state: make([]keyState, ph.Keys),
+		prefix: cfg.KeyPrefix + "test:", state: make([]keyState, ph.Keys),
 		origin: time.Now(), rec: newRecorder(ph.Concurrency()),
 	}
-	for i := range p.keys {
-		p.keys[i] = p.prefix + "k"
+	for i := range p.state {
+		p.state[i].key = p.prefix + "k"
 	}
 	return p
 }

@@ -17,7 +17,12 @@ type keyState struct {
 	releasedAt atomic.Int64 // monotonic ns of the last release not yet handed off, 0 = none
 	releasedBy atomic.Int32 // worker of that release
 
-	_ [28]byte
+	// key is the lock's name, built once. It lives here so that a cycle's first look at its
+	// key brings this cache line in: with 100,000 keys picked at random, a separate slice
+	// of names cost a cache miss of its own per cycle.
+	key string
+
+	_ [8]byte // to 64 bytes: one cache line per key, none shared
 }
 
 // enter is a worker stepping into the critical section. It reports an overlap when

@@ -29,7 +29,7 @@ func (p *phase) newWorker(ctx context.Context, id int) *worker {
 	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
 	return &worker{
 		id: id, owner: processID + ":" + strconv.Itoa(id), rng: r,
-		pick: p.cfg.KeyDist.picker(len(p.keys), r), actx: newAcquireCtx(ctx),
+		pick: p.cfg.KeyDist.picker(len(p.state), r), actx: newAcquireCtx(ctx),
 	}
 }
 
@@ -112,7 +112,8 @@ func (p *phase) measured(t time.Time) bool {
 // cycle is one lock cycle: acquire, enter the resource, hold, leave, release. Latencies
 // count from intended: the moment the acquire was due (open loop) or began (closed loop).
 func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
-	key := p.keys[k]
+	ks := &p.state[k]
+	key := ks.key
 	m := p.measured(intended)
 	began := time.Now()
 	lease, err := p.strat.Acquire(w.actx.start(began, p.cfg.AcquireTimeout), key, w.owner)
@@ -123,7 +124,6 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		return
 	}
 
-	ks := &p.state[k]
 	handoffUS := int64(-1)
 	if d, ok := ks.handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok {
 		handoffUS = d.Microseconds()
