@@ -27,7 +27,7 @@ type acquireCtx struct {
 	timer      *time.Timer
 	stopParent func() bool
 
-	cur    atomic.Pointer[round] // read without the lock: rueidis asks for Done and Err per command
+	cur    atomic.Pointer[round] // the context handed out; read without the lock
 	active atomic.Bool           // an acquire is running
 
 	mu       sync.Mutex
@@ -36,28 +36,36 @@ type acquireCtx struct {
 	fireAt   time.Time
 }
 
-// round is the context's life until it ends; a timed-out acquire leaves an ended round
-// behind, and the next start begins a fresh one.
+// round is the context.Context an acquire gets: one life from creation to its end. Once
+// ended it never reopens — a timed-out acquire leaves it behind, and the next start hands out
+// a fresh one — so contexts derived from it (a WithTimeout per redlock node) see a Done and
+// an Err that agree, as the context package requires.
 type round struct {
+	c     *acquireCtx
 	done  chan struct{}
-	err   error // set before done is closed, read only after
-	ended bool  // under acquireCtx.mu
+	err   error                // set before done is closed, read only after
+	ended bool                 // under c.mu
+	after map[*func()]struct{} // AfterFunc callbacks, under c.mu
 }
 
 func newAcquireCtx(parent context.Context) *acquireCtx {
 	c := &acquireCtx{parent: parent}
-	c.cur.Store(&round{done: make(chan struct{})})
+	c.cur.Store(c.newRound())
 	c.timer = time.AfterFunc(time.Hour, c.expire)
 	c.timer.Stop()
 	c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
 	return c
 }
 
-// start arms c for one acquire that may take until now+d.
+func (c *acquireCtx) newRound() *round { return &round{c: c, done: make(chan struct{})} }
+
+// start arms c for one acquire that may take until now+d, and returns its context.
 func (c *acquireCtx) start(now time.Time, d time.Duration) context.Context {
 	c.mu.Lock()
-	if c.cur.Load().ended && c.parent.Err() == nil {
-		c.cur.Store(&round{done: make(chan struct{})}) // the last acquire timed out
+	r := c.cur.Load()
+	if r.ended && c.parent.Err() == nil {
+		r = c.newRound() // the last acquire timed out
+		c.cur.Store(r)
 	}
 	c.deadline = now.Add(d)
 	c.active.Store(true)
@@ -66,7 +74,7 @@ func (c *acquireCtx) start(now time.Time, d time.Duration) context.Context {
 		c.timer.Reset(d)
 	}
 	c.mu.Unlock()
-	return c
+	return r
 }
 
 // stop ends the acquire: a firing from now on finds nothing running and lets the timer rest.
@@ -95,37 +103,42 @@ func (c *acquireCtx) expire() {
 	c.endLocked(context.DeadlineExceeded)
 }
 
+// end is the parent's end: the running round ends with it, and so does every later start
+// (a round that had timed out already keeps its own error).
 func (c *acquireCtx) end(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.cur.Load(); r.ended && r.err != err {
-		// Ended by a timeout before the parent ended: from now on it reports the parent's end.
-		c.cur.Store(&round{done: r.done, err: err, ended: true})
-		return
+	if c.cur.Load().ended {
+		c.cur.Store(c.newRound())
 	}
 	c.endLocked(err)
 }
 
 func (c *acquireCtx) endLocked(err error) {
-	if r := c.cur.Load(); !r.ended {
-		r.err, r.ended = err, true
-		close(r.done)
+	r := c.cur.Load()
+	if r.ended {
+		return
 	}
+	r.err, r.ended = err, true
+	close(r.done)
+	for f := range r.after {
+		go (*f)()
+	}
+	r.after = nil
 }
 
-func (c *acquireCtx) Deadline() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
+func (r *round) Deadline() (time.Time, bool) {
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	if d, ok := r.c.parent.Deadline(); ok && d.Before(r.c.deadline) {
 		return d, true
 	}
-	return c.deadline, true
+	return r.c.deadline, true
 }
 
-func (c *acquireCtx) Done() <-chan struct{} { return c.cur.Load().done }
+func (r *round) Done() <-chan struct{} { return r.done }
 
-func (c *acquireCtx) Err() error {
-	r := c.cur.Load()
+func (r *round) Err() error {
 	select {
 	case <-r.done:
 		return r.err
@@ -134,4 +147,26 @@ func (c *acquireCtx) Err() error {
 	}
 }
 
-func (c *acquireCtx) Value(key any) any { return c.parent.Value(key) }
+func (r *round) Value(key any) any { return r.c.parent.Value(key) }
+
+// AfterFunc lets contexts derived from r follow its end without a goroutine each (the
+// context package uses it when the parent has it, as context.AfterFunc describes).
+func (r *round) AfterFunc(f func()) (stop func() bool) {
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	if r.ended {
+		go f()
+		return func() bool { return false }
+	}
+	if r.after == nil {
+		r.after = make(map[*func()]struct{})
+	}
+	r.after[&f] = struct{}{}
+	return func() bool {
+		r.c.mu.Lock()
+		defer r.c.mu.Unlock()
+		_, waiting := r.after[&f]
+		delete(r.after, &f)
+		return waiting
+	}
+}

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,6 +85,43 @@ func TestAcquireCtx(t *testing.T) {
 	if ctx = c.start(time.Now(), time.Hour); !errors.Is(ctx.Err(), context.Canceled) {
 		t.Fatalf("after the parent ended: %v, want context.Canceled", ctx.Err())
 	}
+}
+
+// Contexts derived from an acquire's context (redlock derives one per node) end with it,
+// and reusing the acquire context afterwards never changes what an ended one reports: the
+// context package panics ("missing cancel error") if a parent's Done is closed while its Err
+// says nil.
+func TestAcquireCtxDerivedContexts(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			c := newAcquireCtx(parent)
+			defer c.close()
+			for i := range 1000 {
+				ctx := c.start(time.Now(), 50*time.Microsecond)
+				child, cancelChild := context.WithTimeout(ctx, time.Hour)
+				if i%2 == 0 {
+					// Move on as soon as the acquire's context ends, as a worker does: the
+					// derived context may still be on its way to ending.
+					<-ctx.Done()
+				} else {
+					select {
+					case <-child.Done():
+					case <-time.After(5 * time.Second):
+						t.Error("a derived context did not end with its acquire")
+					}
+					if !errors.Is(child.Err(), context.DeadlineExceeded) {
+						t.Errorf("derived context ended with %v, want the acquire's deadline", child.Err())
+					}
+				}
+				cancelChild()
+				c.stop()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // The reused context against what it replaces: context.WithTimeout per acquire.
