@@ -160,6 +160,9 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		// A release announced between our attempt and our registration (or before the
 		// subscription was confirmed) reached nobody: try once more before sleeping.
 		if registeredLate || !w.covered {
+			if l := b.notify.take(w); l != nil {
+				return l, nil // handed over while it subscribed
+			}
 			b.failedAttempts.Add(1)
 			l, in, err := try(ctx)
 			if l != nil || err != nil {

@@ -59,7 +59,7 @@ type notifier struct {
 
 type subscription struct {
 	waiters []*waiter     // FIFO, by registration
-	ready   chan struct{} // closed on the first SUBSCRIBE confirmation
+	ready   chan struct{} // closed on the first SUBSCRIBE confirmation on the current connection
 	sent    int           // SUBSCRIBE commands sent for this entry
 	acked   int           // confirmations received
 	idle    time.Time     // when the last waiter left
@@ -155,14 +155,21 @@ func (n *notifier) enter(key, ch, id, owner string) (*waiter, error) {
 
 // subscribe makes sure w's channel is subscribed and returns once the subscription is
 // confirmed, so that any release announced after it returns reaches w. A connection found
-// dead is replaced once before the error is returned.
+// dead, or replaced while w waited for its confirmation, is dealt with twice before the
+// error is returned.
 func (n *notifier) subscribe(ctx context.Context, w *waiter) error {
-	err := n.trySubscribe(ctx, w)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, errNotifierClosed) {
-		err = n.trySubscribe(ctx, w)
+	var err error
+	for range 3 {
+		if err = n.trySubscribe(ctx, w); err == nil || ctx.Err() != nil || errors.Is(err, errNotifierClosed) {
+			return err
+		}
 	}
 	return err
 }
+
+// errResubscribing: the connection was replaced while a waiter waited for a confirmation; its
+// channel is being subscribed again on the new one.
+var errResubscribing = errors.New("pubsub connection replaced; subscribing again")
 
 func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	n.mu.Lock()
@@ -199,10 +206,16 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	}
 	select {
 	case <-ready:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	n.mu.Lock()
+	replaced := s.ready != ready
+	n.mu.Unlock()
+	if replaced {
+		return errResubscribing
+	}
+	return nil
 }
 
 // leave unregisters w. A release wake-up w received but did not use goes to the next waiter;
@@ -216,10 +229,8 @@ func (n *notifier) leave(w *waiter) (untaken Lease) {
 	if i := slices.Index(s.waiters, w); i >= 0 {
 		s.waiters = slices.Delete(s.waiters, i, i+1)
 	}
-	if untaken, w.granted = w.granted, nil; untaken != nil {
-		return untaken // its release passes the lock on
-	}
-	if w.id == "" {
+	untaken, w.granted = w.granted, nil // the caller's release of it passes the lock on
+	if w.id == "" && untaken == nil {
 		select {
 		case <-w.wake:
 			s.wakeOne()
@@ -232,7 +243,7 @@ func (n *notifier) leave(w *waiter) (untaken Lease) {
 			delete(n.chans, w.ch) // never subscribed: nothing to linger for
 		}
 	}
-	return nil
+	return untaken
 }
 
 // reserveNext picks the waiter that a release by this process can acquire the lock for,
@@ -347,9 +358,7 @@ func (n *notifier) onSubscription(gen uint64, e rueidis.PubSubSubscription) {
 	}
 	if s := n.chans[e.Channel]; s != nil && s.acked < s.sent {
 		s.acked++
-		select {
-		case <-s.ready: // opened before, when a reconnect stopped its waiters waiting
-		default:
+		if s.acked == 1 {
 			close(s.ready)
 		}
 	}
@@ -385,10 +394,15 @@ func (n *notifier) connectLocked() (resubscribe []string, stale func()) {
 		}
 		resubscribe = append(resubscribe, ch)
 		s.sent, s.acked = 1, 0
+		// Until the new connection confirms it, nobody may count on this channel: a fresh
+		// ready makes new waiters subscribe and wait, and wakes those waiting on the old
+		// one, which died with its connection, to wait on the new.
+		old := s.ready
+		s.ready = make(chan struct{})
 		select {
-		case <-s.ready:
+		case <-old:
 		default:
-			close(s.ready) // its SUBSCRIBE died with the old connection; stop waiting for it
+			close(old)
 		}
 	}
 	return resubscribe, stale

@@ -65,11 +65,21 @@ func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload 
 		s.c.B().Evalsha().Sha1(unlockPublishSHA).Numkeys(1).Key(l.key).Arg(l.token, ch, payload).Build(),
 		s.c.B().Set().Key(l.key).Value(tok).Nx().PxMilliseconds(s.o.ttlMS).Build())
 	var next Lease
-	if rs[1].Error() == nil {
+	switch err := rs[1].Error(); {
+	case err == nil:
 		next = s.newLease(s, l.name, l.key, w.owner, tok, 0)
+	case !isReply(err):
+		// The reply was lost (connection, deadline): the SET may have run and left the lock
+		// to a token nobody holds. Take it back if so.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = compareDelete(cctx, s.c, l.key, tok, "", "")
+		cancel()
 	}
 	if !s.notify.handOver(w, next) && next != nil {
-		_ = next.Release(context.WithoutCancel(ctx)) // w stopped waiting meanwhile: pass it on
+		// w stopped waiting meanwhile: pass the lock on.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = next.Release(cctx)
+		cancel()
 	}
 
 	n, err := rs[0].AsInt64()
@@ -95,6 +105,13 @@ func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload 
 }
 func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
 	return compareExtend(ctx, s.c, l.key, l.token, s.o.ttlArg)
+}
+
+// isReply reports whether err is Redis's answer (an error reply, or nil), not a failure to
+// get one.
+func isReply(err error) bool {
+	_, ok := rueidis.IsRedisErr(err)
+	return ok
 }
 
 // setNX runs SET key val NX PX ttl and reports whether it won.
