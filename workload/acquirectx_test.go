@@ -27,14 +27,7 @@ func TestAcquireCtx(t *testing.T) {
 	if ctx.Value(ctxKey{}) != "v" {
 		t.Fatal("values of the parent are not visible")
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("not done after its deadline")
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("Err after the deadline: %v", ctx.Err())
-	}
+	mustEnd(t, ctx, context.DeadlineExceeded, "its deadline")
 	c.stop()
 
 	// Reused after a timeout: a fresh context.
@@ -63,27 +56,29 @@ func TestAcquireCtx(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("the timer of an earlier acquire ended a later one: %v", ctx.Err())
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the re-armed timer never ended the acquire")
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("Err after the re-armed deadline: %v", ctx.Err())
-	}
+	mustEnd(t, ctx, context.DeadlineExceeded, "the re-armed deadline")
 	c.stop()
 	ctx = c.start(time.Now(), time.Hour)
 
 	// The parent's cancellation ends the armed context, and every later one.
 	cancel()
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("not done after the parent was cancelled")
-	}
+	mustEnd(t, ctx, context.Canceled, "the parent's cancellation")
 	c.stop()
 	if ctx = c.start(time.Now(), time.Hour); !errors.Is(ctx.Err(), context.Canceled) {
 		t.Fatalf("after the parent ended: %v, want context.Canceled", ctx.Err())
+	}
+}
+
+// mustEnd waits for ctx to end, as it must after why, with the error want.
+func mustEnd(t *testing.T, ctx context.Context, want error, why string) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not done after %s", why)
+	}
+	if !errors.Is(ctx.Err(), want) {
+		t.Fatalf("after %s: Err %v, want %v", why, ctx.Err(), want)
 	}
 }
 
