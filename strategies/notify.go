@@ -430,8 +430,23 @@ func (n *notifier) sweep() {
 			}
 		}
 		n.mu.Unlock()
-		if len(idle) > 0 && conn != nil {
-			n.send(conn, rueidis.Commands{conn.B().Unsubscribe().Channel(idle...).Build()})
+		if len(idle) == 0 || conn == nil {
+			continue
+		}
+		n.send(conn, rueidis.Commands{conn.B().Unsubscribe().Channel(idle...).Build()})
+		// A waiter that came for one of these channels meanwhile may have had its SUBSCRIBE
+		// sent before the UNSUBSCRIBE, which then undid it: subscribe those once more.
+		var again []string
+		n.mu.Lock()
+		for _, ch := range idle {
+			if s := n.chans[ch]; s != nil && s.sent > 0 && n.conn == conn {
+				s.sent++ // the extra confirmation is expected, not a stray one
+				again = append(again, ch)
+			}
+		}
+		n.mu.Unlock()
+		if len(again) > 0 {
+			n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(again...).Build()})
 		}
 	}
 }
