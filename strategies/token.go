@@ -82,27 +82,18 @@ func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload 
 		cancel()
 	}
 
-	n, err := rs[0].AsInt64()
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+	err := unlockResult(rs[0])
+	if re, ok := rueidis.IsRedisErr(err); ok && re.IsNoScript() {
 		// A server that has not seen the script yet (its first release, or a restart): the
 		// SET behind it found the lock still held, unless the lease had lapsed.
 		err = compareDelete(ctx, s.c, l.key, l.token, ch, payload)
-		if err == nil && next == nil {
-			s.releasedLocally(l.name)
-		}
-		return err
 	}
-	switch {
-	case err != nil:
-		return err
-	case n == 0:
-		return ErrNotOwner
-	}
-	if next == nil {
+	if err == nil && next == nil {
 		s.releasedLocally(l.name) // someone elsewhere took it, or w left: wake the next one
 	}
-	return nil
+	return err
 }
+
 func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
 	return compareExtend(ctx, s.c, l.key, l.token, s.o.ttlArg)
 }
@@ -126,12 +117,14 @@ func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) 
 // compareDelete deletes key if it still holds tok, announcing the release on channel with
 // payload when channel is not empty. ErrNotOwner when the lock was no longer ours.
 func compareDelete(ctx context.Context, c rueidis.Client, key, tok, channel, payload string) error {
-	var r rueidis.RedisResult
 	if channel == "" {
-		r = unlockScript.Exec(ctx, c, []string{key}, []string{tok})
-	} else {
-		r = unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel, payload})
+		return unlockResult(unlockScript.Exec(ctx, c, []string{key}, []string{tok}))
 	}
+	return unlockResult(unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel, payload}))
+}
+
+// unlockResult reads a compare-and-delete script's answer: 1 deleted, 0 not ours.
+func unlockResult(r rueidis.RedisResult) error {
 	n, err := r.AsInt64()
 	if err != nil {
 		return err

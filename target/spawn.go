@@ -458,8 +458,6 @@ func withAdmin(ctx context.Context, addr string, f func(context.Context, rueidis
 	return f(ctx, c)
 }
 
-// converge polls check against addr every 20 ms until it says done, for at most
-// convergeTimeout; the error names what was awaited and the last state seen.
 // convergeAll runs converge on every server at once; what names the wait, %s the address.
 func convergeAll(ctx context.Context, servers []*Server, what string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
 	var wg sync.WaitGroup
@@ -471,6 +469,8 @@ func convergeAll(ctx context.Context, servers []*Server, what string, check func
 	return errors.Join(errs...)
 }
 
+// converge polls check against addr every 20 ms until it says done, for at most
+// convergeTimeout; the error names what was awaited and the last state seen.
 func converge(ctx context.Context, what, addr string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
 	var state string
 	var last error
