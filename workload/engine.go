@@ -126,8 +126,8 @@ type phase struct {
 	// Open loop: the measured window is the arrivals due in [winStart, winEnd), however late
 	// they are sent or finish (wrk2's definition: lateness is latency, not lost rate).
 	winStart, winEnd time.Time
-	inflight         atomic.Int64  // in-window arrivals sent and not finished
-	paced            chan struct{} // closed when the pacer has sent its last arrival
+	sched            *schedule
+	inflight         atomic.Int64 // in-window arrivals claimed and not finished
 
 	firstErr atomic.Pointer[string] // the first Redis error a worker saw, for the report
 
@@ -192,14 +192,12 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	open := p.ph.Rate > 0
 	var finish func() // runs when the window's time is up, before the last sample
 	if open {
-		p.paced = make(chan struct{})
+		p.sched = newSchedule(start, p.ph.Rate, p.winStart, p.winEnd)
 		p.rec.on.Store(true) // arrivals due before winStart are not measured; see measured
 		finish = p.awaitInflight
-		arrivals := make(chan time.Time)
 		for w := range p.ph.MaxInflight {
-			workers.Go(func() { p.openWorker(p.workerContext(work, w), w, arrivals) })
+			workers.Go(func() { p.openWorker(p.workerContext(work, w), w) })
 		}
-		workers.Go(func() { p.pace(work, start, arrivals) })
 	} else {
 		for w := range p.ph.Workers {
 			workers.Go(func() { p.closedWorker(p.workerContext(work, w), w) })
@@ -414,7 +412,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		OfferedRate: p.ph.Rate,
 		Timeouts:    t.timeouts,
 		Errors:      t.errors,
-		Dropped:     p.rec.dropped.Load(),
+		Dropped:     p.sched.droppedSoFar(),
 		LatencyUS: report.Latencies{
 			Acquire: report.PercentilesOf(h[mAcquire]),
 			Release: report.PercentilesOf(h[mRelease]),

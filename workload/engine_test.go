@@ -152,6 +152,34 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	}
 }
 
+// Four workers holding 20ms each can take 200 arrivals a second; offered 1000, the rest
+// are dropped — counted, never queued behind the busy workers.
+func TestOpenLoopDropsWhatNoWorkerIsFreeFor(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token")
+	cfg.Keys = 10_000 // no two workers on one key: an acquire never waits for a holder
+	cfg.Workers = 4
+	cfg.Rate = 1000
+	cfg.Hold.Set("20ms")
+	results, err := Run(context.Background(), cfg, Target{Client: c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	t.Logf("offered %.0f/s, achieved %.1f/s, dropped %d, p99 %dµs", r.OfferedRate, r.AcquireRate, r.Dropped, r.LatencyUS.Acquire.P99)
+	if r.Acquired > 200 || r.Dropped < 700 {
+		t.Fatalf("acquired %d and dropped %d of 1000 arrivals; 4 workers x 20ms can take at most 200", r.Acquired, r.Dropped)
+	}
+	if total := r.Acquired + r.Dropped; total < 990 || total > 1000 {
+		t.Fatalf("acquired %d + dropped %d = %d: every one of the 1000 arrivals is either taken or dropped", r.Acquired, r.Dropped, total)
+	}
+	// Nothing waited in a queue: an arrival waiting for a busy worker would wait out part of
+	// a 20ms hold, and with 800 too many a second such a queue only grows.
+	if p99 := r.LatencyUS.Acquire.P99; p99 > 20_000 {
+		t.Fatalf("acquire p99 %dµs: an arrival waited for a busy worker (a hold is 20ms)", p99)
+	}
+}
+
 func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token", "fenced")

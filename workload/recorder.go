@@ -33,7 +33,7 @@ type recorder struct {
 	shards []*shard
 
 	// Counted outside the shards: rare events.
-	overlaps, staleFences, lostLeases, dropped, reentries, unsafeReentries atomic.Uint64
+	overlaps, staleFences, lostLeases, reentries, unsafeReentries atomic.Uint64
 
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
 }

@@ -20,6 +20,7 @@ type worker struct {
 	rng   *rand.Rand
 	pick  func() int
 	actx  *acquireCtx // bounds each acquire by the acquire timeout
+	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
 }
 
 // processID distinguishes this process's owners from another lockbench's on the same keys.
@@ -41,63 +42,64 @@ func (p *phase) closedWorker(ctx context.Context, id int) {
 	}
 }
 
-func (p *phase) openWorker(ctx context.Context, id int, arrivals <-chan time.Time) {
+// openWorker takes arrivals off the schedule while it lasts: claim the next one, wait until
+// it is due, run its cycle.
+func (p *phase) openWorker(ctx context.Context, id int) {
 	w := p.newWorker(ctx, id)
 	defer w.actx.close()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case due := <-arrivals:
-			p.cycle(ctx, w, w.pick(), due)
-			if p.measured(due) {
-				p.inflight.Add(-1)
-			}
-		}
-	}
-}
-
-// pace issues open-loop arrivals on schedule. An arrival goes to a worker that is free at
-// that moment or is dropped: it is never queued, which would hide the wait. It stops with
-// the last arrival due before the window's end, even if that one is sent late.
-func (p *phase) pace(ctx context.Context, start time.Time, arrivals chan<- time.Time) {
-	defer close(p.paced)
-	pacer := ConstantPacer{Rate: p.ph.Rate}
-	for hits := uint64(0); ; hits++ {
-		due := start.Add(pacer.Due(hits))
-		if !due.Before(p.winEnd) {
+	for ctx.Err() == nil {
+		i, ok := p.sched.claim(time.Now())
+		if !ok {
 			return
 		}
-		if wait := pacer.Pace(time.Since(start), hits); wait > 0 && !sleepCtx(ctx, wait) {
-			return
-		}
-		measured := p.measured(due)
-		if measured {
+		due := p.sched.due(i)
+		m := p.measured(due)
+		if m {
 			p.inflight.Add(1)
 		}
-		select {
-		case arrivals <- due:
-			continue
-		case <-ctx.Done():
-		default:
-			if measured {
-				p.rec.dropped.Add(1)
-			}
+		if w.waitUntil(ctx, due) {
+			p.cycle(ctx, w, w.pick(), due)
 		}
-		if measured {
+		if m {
 			p.inflight.Add(-1)
-		}
-		if ctx.Err() != nil {
-			return
 		}
 	}
 }
 
-// awaitInflight waits, once the window's time is up, for the pacer to send the arrivals due
-// in it and for those to finish; bounded by the acquire timeout plus slack.
+// shortWait is the longest wait for an arrival that ignores the phase's end: a plain sleep,
+// with no channel shared by every worker to select on.
+const shortWait = 2 * time.Millisecond
+
+// waitUntil sleeps until t; false if ctx ended first.
+func (w *worker) waitUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	switch {
+	case d <= 0:
+		return true
+	case d <= shortWait:
+		time.Sleep(d)
+		return ctx.Err() == nil
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-w.timer.C:
+		return true
+	case <-ctx.Done():
+		w.timer.Stop()
+		return false
+	}
+}
+
+// awaitInflight runs once the window's time is up: it ends the schedule — arrivals of the
+// window that no worker has claimed by now are dropped — and waits for the claimed ones to
+// finish, bounded by the acquire timeout plus slack.
 func (p *phase) awaitInflight() {
 	deadline := time.Now().Add(p.cfg.AcquireTimeout + 2*time.Second + 4*p.ph.Hold.MeanDuration())
-	<-p.paced
+	p.sched.close()
 	for p.inflight.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
