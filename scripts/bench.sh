@@ -23,7 +23,8 @@
 #      is the best the server did). Bias, kept as the issue specifies: after the first pass
 #      most SET NX find the key (cheaper than a successful SET) and the script's GET never
 #      matches `tok` (no DEL), so the ceiling is, if anything, slightly optimistic;
-#   6. runs the lockbench scenarios (spread, hot key notified, hot key fair, open loop, scale)
+#   6. runs the lockbench scenarios (spread, hot key notified, hot key fair, open loop: each
+#      --rounds times, the best round kept as the ceiling keeps its best; scale once)
 #      with the binary, always against that server through --redis (never a spawned one),
 #      --format json --quiet, each under /usr/bin/time -v (peak RSS, client CPU);
 #      the scale row's redlock phase runs against 5 extra redis-servers started only for it;
@@ -40,7 +41,7 @@
 #
 # Every process this starts is stopped by pid on exit, on error and on Ctrl-C; every load is
 # bounded in time (lockbench by its duration plus a margin under `timeout`, redis-benchmark
-# by its request count under `timeout`). Default wall time: about 5 minutes.
+# by its request count under `timeout`). Default wall time: about 8 minutes.
 set -Eeuo pipefail
 # Job control: each background load gets its own process group, so cleanup can stop a
 # `timeout -> /usr/bin/time -> lockbench` chain as a whole by its leader's pid.
@@ -48,7 +49,7 @@ set -m
 
 usage() {
   cat <<'EOF'
-Usage: scripts/bench.sh [--out DIR] [--strict] [--duration SEC] [--scale-duration SEC] [--warmup SEC]
+Usage: scripts/bench.sh [--out DIR] [--strict] [--rounds N] [--duration SEC] [--scale-duration SEC] [--warmup SEC]
 
 Measures lockbench's performance targets as ratios within one run on this machine and prints
 a markdown report on stdout (progress on stderr).
@@ -56,6 +57,8 @@ a markdown report on stdout (progress on stderr).
   --out DIR              keep every scenario's raw JSON, /usr/bin/time output, redis-benchmark
                          CSV, go test output and report.md in DIR (default: a removed temp dir)
   --strict               exit 1 when a target is not met (default: exit 0, report only)
+  --rounds N             rounds of the spread, hot-key and open-loop rows; the report keeps
+                         each row's best round and lists all (default 3)
   --duration SEC         measured seconds per scenario (default 10)
   --scale-duration SEC   measured seconds per strategy in the scale row (default 30)
   --warmup SEC           unrecorded seconds before each measurement (default 2)
@@ -65,6 +68,7 @@ EOF
 out_dir=""
 strict=0
 duration=10
+rounds=3
 scale_duration=30
 warmup=2
 while [ $# -gt 0 ]; do
@@ -72,6 +76,7 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out_dir=$2; shift 2 ;;
     --out=*) out_dir=${1#--out=}; shift ;;
     --strict) strict=1; shift ;;
+    --rounds) [ $# -ge 2 ] || { usage >&2; exit 2; }; rounds=$2; shift 2 ;;
     --duration) [ $# -ge 2 ] || { usage >&2; exit 2; }; duration=$2; shift 2 ;;
     --scale-duration) [ $# -ge 2 ] || { usage >&2; exit 2; }; scale_duration=$2; shift 2 ;;
     --warmup) [ $# -ge 2 ] || { usage >&2; exit 2; }; warmup=$2; shift 2 ;;
@@ -84,6 +89,9 @@ for v in "$duration" "$scale_duration" "$warmup"; do
     ''|*[!0-9]*) echo "bench.sh: durations are whole seconds, got '$v'" >&2; exit 2 ;;
   esac
 done
+case "$rounds" in
+  ''|*[!0-9]*|0) echo "bench.sh: --rounds is a whole number of at least 1, got '$rounds'" >&2; exit 2 ;;
+esac
 if [ "$duration" -lt 1 ] || [ "$scale_duration" -lt 1 ]; then
   echo "bench.sh: durations must be at least 1 second" >&2
   exit 2
@@ -258,7 +266,7 @@ say "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other work on th
 say "- redis: $(redis-server --version | sed 's/^Redis server //')"
 say "- go: $(go version | sed 's/^go version //')"
 say "- lockbench: $rev"
-say "- durations: warmup ${warmup}s, measured ${duration}s per scenario, ${scale_duration}s per strategy in the scale row"
+say "- durations: warmup ${warmup}s, measured ${duration}s per scenario round (${rounds} rounds of spread, hot key and open loop), ${scale_duration}s per strategy in the scale row"
 say ""
 
 # ---- hot path (go test) ---------------------------------------------------------------------
@@ -336,34 +344,53 @@ common=(--redis "$addr" --warmup "${warmup}s")
 t_run=$((warmup + duration + margin))
 t_scale=$((warmup + scale_duration + margin))
 
-flush
-lockbench spread "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
-  --workers 1000 --keys 100000 --key-dist uniform --hold 0s
+# The four rows compared against the ceiling run --rounds times each, and the report keeps
+# each row's best round by its main figure (the highest acquire rate, the lowest p99), as the
+# ceiling keeps redis-benchmark's best of three: a round that other work on the shared box
+# slowed down says nothing about lockbench. Every round is listed in the report.
+for round in $(seq 1 "$rounds"); do
+  flush
+  lockbench "spread-$round" "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
+    --workers 1000 --keys 100000 --key-dist uniform --hold 0s
+done
+for round in $(seq 1 "$rounds"); do
+  flush
+  lockbench "hot-notified-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
+    --strategy token --wait pubsub --workers 100 --keys 1 --hold 1ms
+done
+for round in $(seq 1 "$rounds"); do
+  flush
+  lockbench "hot-fair-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
+    --strategy fair --wait pubsub --workers 100 --keys 1 --hold 1ms
+done
 
-flush
-lockbench hot-notified "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
-  --wait pubsub --workers 100 --keys 1 --hold 1ms
-
-flush
-lockbench hot-fair "$t_run" "${common[@]}" --duration "${duration}s" --strategy fair \
-  --wait pubsub --workers 100 --keys 1 --hold 1ms
-
-open_rate=$(python3 - "$out/spread.json" <<'EOF'
+# The open loop runs at half the best spread round's rate, and is compared with that round.
+read -r open_rate spread_round < <(python3 - "$out" "$rounds" <<'EOF'
 import json, sys
-try:
-    r = json.load(open(sys.argv[1]))["results"][0]
-    print(f"{0.5 * r['acquire_rate']:.0f}")
-except Exception:
-    print("")
+best = (0.0, "")
+for i in range(1, int(sys.argv[2]) + 1):
+    try:
+        r = json.load(open(f"{sys.argv[1]}/spread-{i}.json"))["results"][0]
+    except Exception:
+        continue
+    best = max(best, (r["acquire_rate"], str(i)))
+print(f"{0.5 * best[0]:.0f} {best[1] or '-'}")
 EOF
 )
-if [ -n "$open_rate" ] && [ "$open_rate" != "0" ]; then
-  flush
-  lockbench open-loop "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
-    --workers 1000 --keys 100000 --key-dist uniform --hold 0s --rate "$open_rate"
+if [ "$spread_round" != "-" ] && [ "$open_rate" != "0" ]; then
+  log "open loop at $open_rate/s: half of spread round $spread_round"
+  for round in $(seq 1 "$rounds"); do
+    flush
+    lockbench "open-loop-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
+      --strategy token --workers 1000 --keys 100000 --key-dist uniform --hold 0s \
+      --rate "$open_rate"
+  done
 else
+  open_rate=""
   log "open loop skipped: no spread result"
-  echo "skipped: no spread result to take 50 % of" >"$out/open-loop.err"
+  for round in $(seq 1 "$rounds"); do
+    echo "skipped: no spread result to take 50 % of" >"$out/open-loop-$round.err"
+  done
 fi
 
 # The scale row measures lockbench itself at 10 000 workers: its memory, and whether its own
@@ -398,6 +425,7 @@ end_epoch=$(date +%s)
   echo "evalsha_rps=$best_evalsha"
   echo "rtt_us=$rtt_us"
   echo "open_rate=$open_rate"
+  echo "rounds=$rounds"
   echo "scale_strategies=token reentrant-local reentrant-hash fenced fair redlock"
 } >"$out/meta.txt"
 
