@@ -331,7 +331,7 @@ t_scale=$((warmup + scale_duration + margin))
 # target on the round with the best ratio to its own ceiling.
 bench_set "$out/ceiling-warmup.csv" 300000
 ceilings=()
-ceiling_passes() { # ceiling_passes ROUND FIRST: two passes of each command
+ceiling_passes() { # ceiling_passes ROUND FIRST: two passes of each command, raising best_set and best_evalsha
   local round=$1 pass
   for pass in "$2" $(($2 + 1)); do
     bench_set "$out/ceiling-set-$round-$pass.csv" 300000
@@ -442,6 +442,7 @@ end_epoch=$(date +%s)
   echo "evalsha_rps=$best_evalsha"
   echo "rtt_us=$rtt_us"
   echo "open_rate=$open_rate"
+  echo "open_from=${open_rate:+spread-$spread_round}"
   echo "rounds=$rounds"
   echo "scale_strategies=token reentrant-local reentrant-hash fenced fair redlock"
 } >"$out/meta.txt"

@@ -46,32 +46,6 @@ def load_result(d, name):
         return None, why or "no result"
 
 
-def best_round(d, rounds, name, better):
-    """The best round of NAME-1..NAME-rounds by better(a, b) -> a is better than b.
-
-    Returns (result, the round's name, why the last failed round failed)."""
-    best, best_name, why = None, name + "-1", "no result"
-    for i in range(1, rounds + 1):
-        r, w = load_result(d, f"{name}-{i}")
-        if r is None:
-            why = w
-            continue
-        r["_round"] = i
-        if best is None or better(r, best):
-            best, best_name = r, f"{name}-{i}"
-    return best, best_name, why
-
-
-def fastest_round(d, rounds, name):
-    """The name of the round of NAME with the highest acquire rate, or ""."""
-    best, best_name = -1.0, ""
-    for i in range(1, rounds + 1):
-        r, _ = load_result(d, f"{name}-{i}")
-        if r and r["acquire_rate"] > best:
-            best, best_name = r["acquire_rate"], f"{name}-{i}"
-    return best_name
-
-
 def higher_rate(a, b):
     return a["acquire_rate"] > b["acquire_rate"]
 
@@ -164,7 +138,7 @@ def at_most(t, scen, fig, value, limit, fmt, target_text):
 def main():
     d = sys.argv[1]
     meta = read_meta(d)
-    ceilings = [float(c) for c in meta["ceilings"].split()]  # per round, measured before its spread
+    ceilings = [float(c) for c in meta["ceilings"].split()]  # per round, measured around its spread
     rtt_us = float(meta["rtt_us"])
     t = Table()
     details = []  # (scenario name, result, time)
@@ -173,14 +147,22 @@ def main():
     chosen = set()  # the rounds the targets were checked on
 
     def rounds_of(name, better):
-        r, rname, why = best_round(d, rounds, name, better)
-        if r:
-            chosen.add(rname)
+        """The best round of NAME-1..NAME-rounds by better(a, b) (a is better than b): its
+        result, its name, and why the last failed round failed. Every round goes to details."""
+        best, best_name, why = None, name + "-1", "no result"
         for i in range(1, rounds + 1):
             n = f"{name}-{i}"
-            ri, wi = load_result(d, n)
-            details.append((n, ri, load_time(d, n), wi))
-        return r, rname, why
+            r, w = load_result(d, n)
+            details.append((n, r, load_time(d, n), w))
+            if r is None:
+                why = w
+                continue
+            r["_round"] = i
+            if best is None or better(r, best):
+                best, best_name = r, n
+        if best:
+            chosen.add(best_name)
+        return best, best_name, why
 
     # spread: token, 1000 workers, 100 000 uniform keys, hold 0
     # The rounds are compared on their ratio to the ceiling bracketing each (see bench.sh).
@@ -274,11 +256,11 @@ def main():
         t.add(scen, "BenchmarkAcquireRelease/token allocs/op",
               f"{allocs} ({ns / 1000:.1f} µs/op)", "reported", "—", None)
 
-    # open loop: --rate = 50 % of the fastest spread round, compared with that round's p99
-    # (bench.sh picks the same round: the most demanding rate)
+    # open loop: --rate = 50 % of the fastest spread round (bench.sh chose it: the most
+    # demanding rate), compared with that round's p99
     scen = "open loop"
     r, rname, why = rounds_of("open-loop", lower_p99)
-    fastest = fastest_round(d, rounds, "spread")
+    fastest = meta.get("open_from", "")
     spread, _ = load_result(d, fastest) if fastest else (None, "")
     if r:
         scen = f"open loop ({rname})"
