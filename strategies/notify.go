@@ -195,13 +195,15 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	}
 	if first {
 		n.subscribes.Add(1)
-		if err := conn.Do(ctx, conn.B().Subscribe().Channel(w.ch).Build()).Error(); err != nil {
-			n.mu.Lock()
-			if n.conn == conn {
-				n.broken = true // the next subscribe reconnects and subscribes this channel again
+		sent := make(chan error, 1)
+		go func() { sent <- n.sendSubscribe(conn, w.ch) }()
+		select {
+		case err := <-sent:
+			if err != nil {
+				return err
 			}
-			n.mu.Unlock()
-			return err
+		case <-ctx.Done():
+			return ctx.Err() // the SUBSCRIBE goes on; its confirmation serves the next waiter
 		}
 	}
 	select {
@@ -451,10 +453,32 @@ func (n *notifier) sweep() {
 	}
 }
 
+// sendSubscribe subscribes ch on conn and returns once Redis confirmed it. It runs on its
+// own deadline, not the waiter's: a SUBSCRIBE abandoned when one acquire timed out may or
+// may not have been sent, and nobody could count on the channel after that. Only a failure
+// of the connection itself marks it broken, for the next subscribe to replace.
+func (n *notifier) sendSubscribe(conn rueidis.DedicatedClient, ch string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+	defer cancel()
+	err := conn.Do(ctx, conn.B().Subscribe().Channel(ch).Build()).Error()
+	if err != nil {
+		n.mu.Lock()
+		if n.conn == conn {
+			n.broken = true // the next subscribe reconnects and subscribes this channel again
+		}
+		n.mu.Unlock()
+	}
+	return err
+}
+
+// subscribeTimeout bounds a subscription command on the shared connection; past it the
+// connection counts as dead.
+const subscribeTimeout = 5 * time.Second
+
 // send fires subscription commands whose confirmations arrive through the hooks; a failure
 // surfaces as a disconnect, which the next subscribe repairs.
 func (n *notifier) send(conn rueidis.DedicatedClient, cmds rueidis.Commands) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
 	defer cancel()
 	conn.DoMulti(ctx, cmds...)
 }
