@@ -111,23 +111,31 @@ func TestWeaknessGetsetRetriesKeepDeadLockFresh(t *testing.T) {
 }
 
 // Seed 000 §2: a client whose clock runs ahead judges a live lock stale and spins on
-// SET/GET without pausing until Redis expires the key.
+// SET/GET without pausing until Redis expires the key. Both clients are told to pause 50ms
+// between attempts: the one on time does; the fast one makes far more attempts than any
+// pausing client could. (A bound, not a ratio of the two: on a loaded machine a round trip
+// takes milliseconds, and the spinner's count falls with it.)
 func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "setnx-stale")
-	const ttl = time.Second
-	onTime := e.strategy(t, withTTL(ttl))
+	const ttl, pause, window = time.Second, 50 * time.Millisecond, 200 * time.Millisecond
+	wait := strategies.Wait{Kind: strategies.WaitSpin, Interval: pause}
+	onTime := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Wait = ttl, wait })
 	fast := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl
+		o.TTL, o.Wait = ttl, wait
 		o.Clock = func() time.Time { return time.Now().Add(2 * ttl) }
 	})
 	key := redistest.Prefix(t) + "k"
 	holder := acquire(t, onTime, key, "holder")
-	mustBeBusy(t, onTime, key, "calm", 200*time.Millisecond)
-	mustBeBusy(t, fast, key, "spinner", 200*time.Millisecond)
+	mustBeBusy(t, onTime, key, "calm", window)
+	mustBeBusy(t, fast, key, "spinner", window)
+	pausing := uint64(window/pause) + 1 // the most attempts a client pausing as told can make
 	calm, spin := onTime.Stats().FailedAttempts, fast.Stats().FailedAttempts
-	if spin < 10*calm {
-		t.Fatalf("fast clock made %d attempts vs %d on time; want it spinning (>= 10x)", spin, calm)
+	if calm > pausing+1 {
+		t.Fatalf("the client on time made %d attempts in %v; pausing %v it can make %d", calm, window, pause, pausing)
+	}
+	if spin < 4*pausing {
+		t.Fatalf("fast clock made %d attempts in %v; want it spinning (>= %d, 4x what pausing allows)", spin, window, 4*pausing)
 	}
 	release(t, holder)
 }

@@ -173,10 +173,12 @@ func TestOpenLoopDropsWhatNoWorkerIsFreeFor(t *testing.T) {
 	if total := r.Acquired + r.Dropped; total < 990 || total > 1000 {
 		t.Fatalf("acquired %d + dropped %d = %d: every one of the 1000 arrivals is either taken or dropped", r.Acquired, r.Dropped, total)
 	}
-	// Nothing waited in a queue: an arrival waiting for a busy worker would wait out part of
-	// a 20ms hold, and with 800 too many a second such a queue only grows.
-	if p99 := r.LatencyUS.Acquire.P99; p99 > 20_000 {
-		t.Fatalf("acquire p99 %dµs: an arrival waited for a busy worker (a hold is 20ms)", p99)
+	// Nothing waited in a queue. With 800 arrivals a second more than the workers take, a
+	// queue would only grow: by the window's end an arrival would wait ~4s. Without one, an
+	// acquire is a round trip plus the scheduler's lateness — milliseconds even on a loaded
+	// machine (22ms seen with six busy threads on two cores), never a hundred.
+	if p99 := r.LatencyUS.Acquire.P99; p99 > 100_000 {
+		t.Fatalf("acquire p99 %dµs: arrivals queued for busy workers (a hold is 20ms)", p99)
 	}
 }
 
