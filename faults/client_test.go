@@ -157,10 +157,10 @@ func TestClockSkew(t *testing.T) {
 	fault := "clock-skew:fraction=0.5,offset=1s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 300*time.Millisecond, hold("20ms"), faults
-			// Losers pause 20ms (a hold) between attempts, the seed's loop sleeping; a skewed one skips
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 300*time.Millisecond, hold("50ms"), faults
+			// Losers pause 50ms (a hold) between attempts, the seed's loop sleeping; a skewed one skips
 			// the pause. Far above a round trip even on a loaded machine, so the spin shows.
-			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 20 * time.Millisecond}
+			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 50 * time.Millisecond}
 		}
 	}
 	rs := b.run(t, config(1500*time.Millisecond,
@@ -188,8 +188,8 @@ func TestClockSkew(t *testing.T) {
 		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
 	}
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
-	// pauses 20ms between attempts. 2x leaves room for round trips of a millisecond or two on
-	// a loaded machine (with the default 1ms pause, such a machine measured 1.7x).
+	// pauses 50ms between attempts. Measured 11x; 2x leaves room for round trips of several
+	// milliseconds on a loaded machine (pausing 20ms, six busy threads on two cores: 1.5x).
 	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
 	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
 	if ratio < 2 {
