@@ -78,11 +78,9 @@ func TestEveryBuiltinProfileRuns(t *testing.T) {
 				if n >= 100 {
 					warmup = "1s"
 				}
-				if n >= 1000 {
-					if v, ok := prof.Lookup("acquire-timeout"); ok {
-						if d, err := time.ParseDuration(v.Value); err == nil {
-							window = max(window, d+500*time.Millisecond)
-						}
+				if at, ok := prof.Lookup("acquire-timeout"); ok && n >= 1000 {
+					if d, err := time.ParseDuration(at.Value); err == nil {
+						window = max(window, d+500*time.Millisecond)
 					}
 				}
 			}
