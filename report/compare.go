@@ -94,6 +94,9 @@ func resultMetrics() []metric {
 		{"cpu_us_per_acquire", "Redis CPU/acquire", lowerIsBetter, func(r *Result) float64 { return r.Redis.CPUUSPerAcquire }, hasCost, FormatUS},
 		{"overlaps", "overlaps", noneIsBetter, func(r *Result) float64 { return float64(r.Safety.Overlaps) }, always, count},
 		{"stuck_keys", "stuck keys", noneIsBetter, func(r *Result) float64 { return float64(r.Safety.StuckKeys) }, always, count},
+		{"misdeletes", "misdeletes", noneIsBetter, func(r *Result) float64 { return float64(r.Safety.Misdeletes) }, always, count},
+		{"fence_regressions", "fence regressions", noneIsBetter, func(r *Result) float64 { return float64(r.Safety.FenceRegressions) }, always, count},
+		{"stale_writes", "stale writes", noneIsBetter, func(r *Result) float64 { return float64(r.Safety.StaleWrites) }, always, count},
 	}
 }
 

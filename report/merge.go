@@ -245,6 +245,13 @@ func mergeResult(group []*Result) (Result, error) {
 		out.Safety.Overlaps += r.Safety.Overlaps
 		out.Safety.StaleFences += r.Safety.StaleFences
 		out.Safety.LostLeases += r.Safety.LostLeases
+		out.Safety.UnsafeReentries += r.Safety.UnsafeReentries
+		out.Safety.StaleWrites += r.Safety.StaleWrites
+		out.Safety.FenceRegressions += r.Safety.FenceRegressions
+		out.Safety.FenceReuses += r.Safety.FenceReuses
+		out.Safety.Misdeletes += r.Safety.Misdeletes
+		out.Safety.Aborted += r.Safety.Aborted
+		out.Safety.Fencing = out.Safety.Fencing || r.Safety.Fencing
 		// Each process checks for stuck keys at its phase's end; the sum assumes it counts
 		// the locks it left itself.
 		out.Safety.StuckKeys += r.Safety.StuckKeys
@@ -268,7 +275,13 @@ func mergeResult(group []*Result) (Result, error) {
 	}
 	out.Fairness = fairness
 	out.Redis = mergeRedis(group, out.Acquired)
-	out.Verdict = mergeVerdict(group, out.Safety.Overlaps)
+	if err := checkAcross(&out, group); err != nil {
+		return out, err
+	}
+	out.Verdict = ""
+	if judged(group) {
+		out.Verdict = Judge(out.Safety, out.Acquired)
+	}
 	out.Events = mergeEvents(group)
 	out.Timeline = mergeTimeline(group)
 	return out, nil
@@ -399,43 +412,37 @@ func mergeRedis(group []*Result, acquired uint64) RedisCost {
 // roundU rounds a non-negative v to the nearest integer.
 func roundU(v float64) uint64 { return uint64(v + 0.5) }
 
-// Verdicts the engine writes (Result.Verdict).
-const (
-	verdictSafe       = "safe"
-	verdictSafeFenced = "safe (fenced)"
-)
-
-// mergeVerdict keeps the inputs' verdict when they all agree on a safe one ("safe", or
-// "safe (fenced)": every process's resource refused its stale writes, so all were refused).
-// Otherwise it is recomputed: "UNSAFE: n overlaps" with n the overlaps of the inputs that
-// were not safe, or "safe" when there were none. All inputs without a verdict give none.
-func mergeVerdict(group []*Result, overlaps uint64) string {
-	agree, judged := true, false
-	var unsafe uint64
-	for _, r := range group {
-		agree = agree && r.Verdict == group[0].Verdict
-		judged = judged || r.Verdict != ""
-		if r.Verdict != verdictSafe && r.Verdict != verdictSafeFenced {
-			unsafe += r.Safety.Overlaps
-		}
-	}
-	switch {
-	case !judged:
-		return ""
-	case agree && (group[0].Verdict == verdictSafe || group[0].Verdict == verdictSafeFenced):
-		return group[0].Verdict
-	case unsafe > 0:
-		return unsafeVerdict(unsafe)
-	case overlaps > 0:
-		return verdictSafeFenced // every overlap was in an input judged safe: fenced ones
-	default:
-		return verdictSafe
-	}
+// judged reports whether any input has a verdict: results of a tool version without an
+// oracle have none, and their merge gets none either.
+func judged(group []*Result) bool {
+	return slices.ContainsFunc(group, func(r *Result) bool { return r.Verdict != "" })
 }
 
-// unsafeVerdict is "UNSAFE: n overlaps".
-func unsafeVerdict(overlaps uint64) string {
-	return "UNSAFE: " + strconv.FormatUint(overlaps, 10) + " overlaps"
+// checkAcross checks the inputs' histories against each other (CheckAcross) and adds what
+// it finds to out's safety. Inputs without a history (a single-process run, an older
+// version) leave the check out, and a note says so: their verdict covers each process alone.
+func checkAcross(out *Result, group []*Result) error {
+	hs := make([]*History, 0, len(group))
+	for n, r := range group {
+		if r.History == nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("overlaps between processes not checked: input %d carries no history (run each process with --node I/N)", n+1))
+			return nil
+		}
+		hs = append(hs, r.History)
+	}
+	c, err := CheckAcross(hs)
+	if err != nil {
+		return err
+	}
+	c.add(&out.Safety)
+	out.Safety.CrossProcess = &c
+	note := fmt.Sprintf("between processes: %s checked, %s overlaps, %s misdeletes (clocks within ±%s: shorter overlaps are not counted)",
+		plural(int(c.Sections), "critical section"), formatCount(c.Overlaps), formatCount(c.Misdeletes), FormatUS(float64(c.UncertaintyUS)))
+	if !c.Complete {
+		note += "; a process stopped recording early, so the check covers only part of the window"
+	}
+	out.Notes = append(out.Notes, note)
+	return nil
 }
 
 // mergeEvents is every input's fault events, once each, in time order.

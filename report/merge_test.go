@@ -235,8 +235,8 @@ func TestMergeHistogramsExact(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if r.Verdict != "safe" {
-		t.Errorf("verdict = %q, want safe", r.Verdict)
+	if r.Verdict != "DEADLOCK: 3 keys stuck" {
+		t.Errorf("verdict = %q, want the inputs' stuck keys summed into DEADLOCK: 3 keys stuck", r.Verdict)
 	}
 	if !merged.StartedAt.Equal(inputs[0].StartedAt) {
 		t.Errorf("started_at = %v, want the earliest %v", merged.StartedAt, inputs[0].StartedAt)
@@ -284,31 +284,36 @@ func TestMergeMatchesByStrategyAndLabel(t *testing.T) {
 	}
 }
 
+// TestMergeVerdict: the merged verdict is judged again from the summed counts, so one
+// unsafe input makes the whole run unsafe and fenced overlaps stay fenced only while no
+// input let a stale write through.
 func TestMergeVerdict(t *testing.T) {
 	tests := []struct {
-		name     string
-		verdicts []string
-		overlaps []uint64
-		want     string
+		name   string
+		safety []Safety
+		want   string
 	}{
-		{"all safe", []string{"safe", "safe"}, []uint64{0, 0}, "safe"},
-		{"all fenced", []string{"safe (fenced)", "safe (fenced)"}, []uint64{4, 1}, "safe (fenced)"},
-		{"one unsafe", []string{"safe", "UNSAFE: 3 overlaps"}, []uint64{0, 3}, "UNSAFE: 3 overlaps"},
-		{"both unsafe: counts add", []string{"UNSAFE: 2 overlaps", "UNSAFE: 3 overlaps"}, []uint64{2, 3}, "UNSAFE: 5 overlaps"},
-		{"fenced and unsafe", []string{"safe (fenced)", "UNSAFE: 1 overlaps"}, []uint64{7, 1}, "UNSAFE: 1 overlaps"},
-		{"safe and fenced", []string{"safe", "safe (fenced)"}, []uint64{0, 2}, "safe (fenced)"},
-		{"no verdicts", []string{"", ""}, []uint64{0, 0}, ""},
+		{"all safe", []Safety{{}, {}}, "safe"},
+		{"all fenced", []Safety{{Overlaps: 4, StaleFences: 4, Fencing: true}, {Overlaps: 1, StaleFences: 1, Fencing: true}}, "safe (fenced)"},
+		{"one unsafe", []Safety{{}, {Overlaps: 3, StaleWrites: 3}}, "UNSAFE: 3 overlaps"},
+		{"both unsafe: counts add", []Safety{{Overlaps: 2}, {Overlaps: 3}}, "UNSAFE: 5 overlaps"},
+		{"fenced and a stale write", []Safety{{Overlaps: 7, StaleFences: 7, Fencing: true}, {Overlaps: 1, StaleWrites: 1, Fencing: true}},
+			"UNSAFE: 8 overlaps, 1 stale writes accepted"},
+		{"a regression in one", []Safety{{Overlaps: 2, StaleFences: 2, Fencing: true}, {FenceRegressions: 5, Fencing: true}}, "UNSAFE: 5 fence regressions"},
+		{"stuck keys in one", []Safety{{}, {StuckKeys: 4}}, "DEADLOCK: 4 keys stuck"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var group []*Result
-			var sum uint64
-			for i, v := range tt.verdicts {
-				group = append(group, &Result{Verdict: v, Safety: Safety{Overlaps: tt.overlaps[i]}})
-				sum += tt.overlaps[i]
+			var ss []*Summary
+			for i, sf := range tt.safety {
+				ss = append(ss, nodeSummary(i+1, len(tt.safety), Result{Strategy: "token", Verdict: "x", Acquired: 10, Safety: sf}))
 			}
-			if got := mergeVerdict(group, sum); got != tt.want {
-				t.Errorf("mergeVerdict = %q, want %q", got, tt.want)
+			merged, err := Merge(ss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := merged.Results[0].Verdict; got != tt.want {
+				t.Errorf("verdict = %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -27,6 +27,7 @@ func runHeader(s *Summary) []headerLine {
 		{"workload", workloadLine(s.Config, s.Kind, sweptParam(s))},
 		{"lock", lockLine(s.Config, sweptParam(s))},
 		{"faults", strings.Join(s.Config.Faults, "; ")},
+		{"on lost", onLostLine(s.Config.OnLost)},
 		{"profile", s.Config.Profile},
 		{"sweep", sweepLine(s.Sweep)},
 		{"node", s.Node},
@@ -39,6 +40,14 @@ func runHeader(s *Summary) []headerLine {
 		}
 	}
 	return lines
+}
+
+// onLostLine describes --on-lost abort, "" for the default.
+func onLostLine(v string) string {
+	if v == "" {
+		return ""
+	}
+	return v + ": before its last write a holder checks its lease and abandons the write when it may be gone"
 }
 
 // runLine is "lockbench VERSION, started RFC3339".
@@ -215,7 +224,8 @@ func legendLines(results []Result) []string {
 		"ACQ/S acquires per second; P50..MAX acquire latency; HO P99 handoff latency (a release to a waiting worker's acquire)",
 		"LOST releases that found their lease gone; STUCK locks left without a ttl (! = a deadlock waiting to happen)",
 		"CMD/ACQ, CPU/ACQ Redis commands and Redis CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
-		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once; fenced = stale writes were refused",
+		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once, a release that deleted another's lock, or a fence",
+		"  that went backwards; fenced = every stale write was refused; DEADLOCK = locks stuck without a ttl; no data = nothing acquired",
 	}
 	auto := autoLabeled(results)
 	for _, v := range resultVariants() {
@@ -458,6 +468,21 @@ func countNotes(r *Result) []string {
 	}
 	if r.Safety.StaleFences > 0 {
 		counts = append(counts, formatCount(r.Safety.StaleFences)+" stale fencing tokens refused by the resource")
+	}
+	if r.Safety.StaleWrites > 0 {
+		counts = append(counts, formatCount(r.Safety.StaleWrites)+" writes accepted from a superseded holder")
+	}
+	if r.Safety.Misdeletes > 0 {
+		counts = append(counts, formatCount(r.Safety.Misdeletes)+" releases that deleted a later holder's lock (misdeletes)")
+	}
+	if r.Safety.FenceRegressions > 0 {
+		counts = append(counts, formatCount(r.Safety.FenceRegressions)+" writes refused from a holder nobody had superseded (the fence went backwards)")
+	}
+	if r.Safety.FenceReuses > 0 {
+		counts = append(counts, formatCount(r.Safety.FenceReuses)+" writes with a fence another lease had used")
+	}
+	if r.Safety.Aborted > 0 {
+		counts = append(counts, formatCount(r.Safety.Aborted)+" holders abandoned their last write, their lease gone (--on-lost abort)")
 	}
 	return counts
 }

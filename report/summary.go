@@ -102,6 +102,7 @@ type Config struct {
 	Wait             string   `json:"wait"`
 	Faults           []string `json:"faults,omitempty"`
 	Profile          string   `json:"profile,omitempty"`
+	OnLost           string   `json:"on_lost,omitempty"` // abort; omitted for continue
 }
 
 // Result is one phase: one strategy driven for the configured duration.
@@ -127,8 +128,7 @@ type Result struct {
 
 	LatencyUS Latencies `json:"latency_us"`
 	Safety    Safety    `json:"safety"`
-	// Verdict is "safe" or "UNSAFE: n overlaps"; a fenced strategy whose every stale write
-	// was refused is "safe (fenced)".
+	// Verdict is what the oracle concluded; see Judge.
 	Verdict string `json:"verdict"`
 	// Faults are the fault specs active in this phase; Events is what they did, when.
 	Faults   []string  `json:"faults,omitempty"`
@@ -137,6 +137,10 @@ type Result struct {
 	Fairness Fairness  `json:"fairness"`
 	Renewals uint64    `json:"renewals"`
 	Timeline []Second  `json:"timeline"`
+
+	// History is every critical section of a multi-process run (--node), for report merge
+	// to find overlaps between the processes; nil otherwise.
+	History *History `json:"history,omitempty"`
 
 	// Histograms carries the phase's full HDR histograms, encoded, so that results of
 	// several processes can be merged exactly (never by averaging percentiles).
@@ -193,6 +197,30 @@ type Safety struct {
 	// superseded meanwhile — its lease had lapsed, yet the strategy let it go on as if it had
 	// held the lock all along (seed 001).
 	UnsafeReentries uint64 `json:"unsafe_reentries,omitempty"`
+
+	// StaleWrites: writes the resource accepted from a holder that another had superseded
+	// (someone entered the key after it while it was still inside): the harm an overlap
+	// does. A fencing strategy's overlap is harmless only when this stays 0.
+	StaleWrites uint64 `json:"stale_writes"`
+	// FenceRegressions: fenced writes the resource refused from a holder nobody had
+	// superseded — the fence went backwards, e.g. the counter was lost with a restarted
+	// server. The resource then refuses legitimate holders and may accept stale ones.
+	FenceRegressions uint64 `json:"fence_regressions"`
+	// FenceReuses: a write carrying the same fence as the last one the resource accepted,
+	// from another lease: two leases were handed one token.
+	FenceReuses uint64 `json:"fence_reuses"`
+	// Misdeletes: releases that succeeded while a holder that entered after the releasing
+	// one was inside: they removed that holder's lock (seed 004's blind DEL after the
+	// lease expired). Counted at the release's start.
+	Misdeletes uint64 `json:"misdeletes"`
+	// Aborted: holders that found their lease gone before their last write and abandoned
+	// it (--on-lost abort).
+	Aborted uint64 `json:"aborted"`
+	// Fencing tells that the strategy issues fencing tokens, which the resource checks.
+	Fencing bool `json:"fencing"`
+	// CrossProcess is the check of a merged multi-process run across the processes'
+	// histories; nil for one process.
+	CrossProcess *CrossCheck `json:"cross_process,omitempty"`
 }
 
 // Event is something a fault did during a phase.
