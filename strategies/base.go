@@ -22,11 +22,21 @@ type base struct {
 	o      *resolved
 	notify *notifier // nil unless the wait policy is pubsub
 
+	// releasePause is Hooks.ReleasePause as the common release runs it, before the release's
+	// first command (lease.Release, redlockLease.Release). get-del clears it: its pause
+	// belongs between its GET and its DEL, where it runs the hook itself.
+	releasePause func(ctx context.Context, key, owner string)
+	// delayedRetry: an attempt's retryIn is a random delay that every wait policy waits on
+	// top of its own pause before the next attempt (redlock after a split vote; see pause),
+	// rather than, as for the others, how long the holder's lease still runs, which only
+	// bounds a pubsub waiter's sleep.
+	delayedRetry bool
+
 	renewals, renewFailures, failedAttempts, unreplicated atomic.Uint64
 }
 
 func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
-	b := &base{info: info, o: o}
+	b := &base{info: info, o: o, releasePause: o.Hooks.ReleasePause}
 	if o.Wait.Kind == WaitPubSub {
 		n, err := newNotifier(notifyVia)
 		if err != nil {
@@ -137,7 +147,7 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	}
 	var retryIn time.Duration
 	if w == nil || w.ahead == 0 {
-		l, in, err := try(ctx)
+		l, in, err := b.attempt(ctx, try)
 		if l != nil || err != nil {
 			return l, b.attemptErr(ctx, key, err)
 		}
@@ -164,7 +174,7 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 				return l, nil // handed over while it subscribed
 			}
 			b.failedAttempts.Add(1)
-			l, in, err := try(ctx)
+			l, in, err := b.attempt(ctx, try)
 			if l != nil || err != nil {
 				return l, b.attemptErr(ctx, key, err)
 			}
@@ -192,12 +202,23 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 				return l, nil // a release by this process acquired the lock for us
 			}
 		}
-		l, in, err := try(ctx)
+		l, in, err := b.attempt(ctx, try)
 		if l != nil || err != nil {
 			return l, b.attemptErr(ctx, key, err)
 		}
 		retryIn = in
 	}
+}
+
+// attempt runs one try and stamps the lease it yields with the try's start: the earliest
+// its ttl in Redis can have begun (lease.ValidUntil).
+func (b *base) attempt(ctx context.Context, try attempt) (Lease, time.Duration, error) {
+	sent := time.Now()
+	l, in, err := try(ctx)
+	if ll, ok := l.(*lease); ok {
+		ll.stampValid(sent)
+	}
+	return l, in, err
 }
 
 // leave takes w out of its local queue. A lock handed over to w that it did not take (its
@@ -225,12 +246,15 @@ func (b *base) releasedLocally(key string) {
 	}
 }
 
-// pause is how long to sleep before retry n (0-based).
+// pause is how long to sleep before retry n (0-based), retryIn being what the last attempt
+// returned. With delayedRetry, spin and backoff wait retryIn on top of their own pause; pubsub
+// already sleeps just retryIn when it is set.
 func (b *base) pause(n int, retryIn time.Duration) time.Duration {
 	w := b.o.Wait
+	var d time.Duration
 	switch w.Kind {
 	case WaitSpin:
-		return w.Interval
+		d = w.Interval
 	case WaitPubSub:
 		// Woken by a release message; the timer only covers a holder that never releases
 		// (crashed, paused): its lease ends within retryIn, or within a ttl of our attempt.
@@ -238,12 +262,17 @@ func (b *base) pause(n int, retryIn time.Duration) time.Duration {
 			return retryIn + time.Millisecond
 		}
 		return b.o.TTL
+	default:
+		d = w.Max
+		if n < 30 && w.Min<<n < w.Max {
+			d = w.Min << n
+		}
+		d = d/2 + rand.N(d/2+1)
 	}
-	d := w.Max
-	if n < 30 && w.Min<<n < w.Max {
-		d = w.Min << n
+	if b.delayedRetry {
+		d += retryIn
 	}
-	return d/2 + rand.N(d/2+1)
+	return d
 }
 
 // attemptErr maps an error from an attempt: the caller's context ending mid-command is the

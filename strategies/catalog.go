@@ -44,6 +44,15 @@ func init() {
 		Weakness:          "after its own lease expired, a slow holder's DEL deletes the next holder's lock",
 	}, func(info Info, o *resolved) (Strategy, error) { return newSetNXDel(info, o) })
 	register(Info{
+		Name:              "get-del",
+		Summary:           "SET key uniqueToken NX PX ttl; unlock by GET, compare in the client, then DEL (two commands)",
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "seeds 003, 004",
+		Weakness:          "the check and the delete are not atomic: a pause between GET and DEL deletes the next holder's lock",
+	}, newGetDel)
+	register(Info{
 		Name:              "token",
 		Summary:           "SET key uniqueToken NX PX ttl; unlock by Lua compare-and-delete",
 		SafeUnlock:        true,

@@ -27,7 +27,29 @@ type lease struct {
 
 	released atomic.Bool
 	dog      *watchdog // nil when renewal is off
+
+	// validFrom is the earliest moment the lease's current ttl can have begun in Redis
+	// (since epoch, ns): the start of the attempt that took it, then of each renewal that
+	// got through. 0 when unknown (a lock handed over by a local release).
+	validFrom atomic.Int64
 }
+
+// epoch is the origin of lease.validFrom: a monotonic clock reading, immune to wall-clock steps.
+var epoch = time.Now()
+
+// ValidUntil is the earliest the lease can expire in Redis, by this process's clock: the
+// ttl counted from the start of the attempt that took it or of the last renewal that got
+// through. A holder that acts past it may no longer hold the lock. Zero when unknown.
+func (l *lease) ValidUntil() time.Time {
+	from := l.validFrom.Load()
+	if from == 0 {
+		return time.Time{}
+	}
+	return epoch.Add(time.Duration(from) + l.b.o.TTL)
+}
+
+// stampValid records that the lease's ttl began no earlier than t.
+func (l *lease) stampValid(t time.Time) { l.validFrom.Store(int64(max(t.Sub(epoch), 1))) }
 
 func (b *base) newLease(ops leaseOps, name, key, owner, token string, fence uint64) *lease {
 	l := &lease{ops: ops, b: b, name: name, key: key, owner: owner, token: token, fence: fence}
@@ -37,12 +59,20 @@ func (b *base) newLease(ops leaseOps, name, key, owner, token string, fence uint
 	return l
 }
 
+// Release stops the watchdog, then runs the ReleasePause hook, then the strategy's release.
+// The hook comes after the watchdog stopped, as in a client that paused once it had decided
+// to let go: nothing extends the lease during the pause, so it can lapse and pass to someone
+// else before the release's first command, which then shows whether the release checks
+// ownership (token: ErrNotOwner) or not (set-nx-del: it deletes the new holder's lock).
 func (l *lease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
 	}
 	if l.dog != nil {
 		l.dog.stop()
+	}
+	if pause := l.b.releasePause; pause != nil {
+		pause(ctx, l.name, l.owner)
 	}
 	if err := l.ops.release(ctx, l); err != nil {
 		return fmt.Errorf("%s: release key %s: %w", l.b.info.Name, l.name, err)
@@ -108,6 +138,7 @@ func (d *watchdog) run(ctx context.Context, b *base, l *lease) {
 		case err == nil && ok:
 			b.renewals.Add(1)
 			validFrom = sent
+			l.stampValid(sent)
 		case err == nil || time.Since(validFrom) >= ttl:
 			b.renewFailures.Add(1)
 			close(d.lost)

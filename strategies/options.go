@@ -69,6 +69,14 @@ type Hooks struct {
 	// BeforeRenew runs before every watchdog renewal of owner's lease on key. Blocking in it
 	// freezes that renewal, which is what a stop-the-world pause does to a whole client.
 	BeforeRenew func(ctx context.Context, key, owner string)
+
+	// ReleasePause runs inside every release of owner's lease on key: for get-del between
+	// its GET and its DEL (the check-then-delete window of seeds 003/004), and only when the
+	// GET found the lock still ours — otherwise there is no DEL to stall; for every other
+	// strategy before the release's first command, once its watchdog has stopped. A
+	// reentrant-local release that only lowers the local count talks to no Redis and runs no
+	// hook. Blocking in it stalls the release there, as a GC pause between two commands would.
+	ReleasePause func(ctx context.Context, key, owner string)
 }
 
 // OptionError reports an option or argument the strategies cannot use.

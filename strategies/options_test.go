@@ -100,10 +100,14 @@ func assertOptionError(t *testing.T, err error, field, mention string) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "token",
+	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
 		"reentrant-local", "reentrant-hash", "redlock", "fenced", "fair"}
 	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
+	}
+	// get-del's check and delete are two commands: it must not claim a safe unlock.
+	if i, _ := strategies.Lookup("get-del"); i.SafeUnlock || !i.KeyTTL || !i.SafeWithoutFaults || i.Source != "seeds 003, 004" {
+		t.Errorf("get-del's catalog entry overstates or misstates it: %+v", i)
 	}
 	for _, info := range strategies.Catalog() {
 		if info.Summary == "" || info.Source == "" || info.Weakness == "" {

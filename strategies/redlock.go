@@ -29,33 +29,61 @@ func newRedlock(info Info, o *resolved) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.delayedRetry = true // an attempt's retryIn is splitVoteDelay, for every wait policy
 	return &redlock{base: b, nodes: o.Nodes, quorum: len(o.Nodes)/2 + 1}, nil
 }
 
 func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		tok := newToken(owner)
-		start := s.o.now(ctx)
-		granted, failed, firstErr := s.lockAll(ctx, key, tok)
-		elapsed := s.o.now(ctx).Sub(start)
-		drift := time.Duration(float64(s.o.TTL)*s.o.DriftFactor) + 2*time.Millisecond
-		if validity := s.o.TTL - elapsed - drift; granted >= s.quorum && validity > 0 {
-			return &redlockLease{s: s, name: key, owner: owner, token: tok}, 0, nil
-		}
-		// Undo the partial lock so that it does not block others until it expires.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
-		s.unlockAll(uctx, key, tok, "", "")
-		cancel()
-		if granted == 0 && failed > len(s.nodes)-s.quorum {
-			return nil, 0, fmt.Errorf("no majority reachable: %d of %d nodes failed: %w", failed, len(s.nodes), firstErr)
-		}
-		if granted > 0 {
-			// A split vote: nobody holds a majority, so no release will ever be announced.
-			// The algorithm retries after a random delay, so that contenders stop colliding.
-			return nil, time.Millisecond + rand.N(max(2*elapsed, 5*time.Millisecond)), nil
-		}
-		return nil, 0, nil
+		return s.attempt(ctx, key, owner)
 	})
+}
+
+// attempt is one round of the algorithm. After a round that granted the lock somewhere but
+// won no majority in time (a split vote, or a majority past its validity), retryIn is a
+// random delay (splitVoteDelay) the next round waits for under every wait policy: on top of
+// the spin or backoff pause, and in place of pubsub's ttl-long fallback timer, since nobody
+// holds a majority and no release will be announced. A round that no node granted found the
+// lock held and waits per the policy alone, like any other strategy.
+func (s *redlock) attempt(ctx context.Context, key, owner string) (Lease, time.Duration, error) {
+	tok := newToken(owner)
+	sent := time.Now() // the real clock, whatever the fault layer makes s.o.now read
+	start := s.o.now(ctx)
+	granted, failed, firstErr := s.lockAll(ctx, key, tok)
+	elapsed := s.o.now(ctx).Sub(start)
+	drift := time.Duration(float64(s.o.TTL)*s.o.DriftFactor) + 2*time.Millisecond
+	if validity := s.o.TTL - elapsed - drift; granted >= s.quorum && validity > 0 {
+		return &redlockLease{s: s, name: key, owner: owner, token: tok, until: sent.Add(s.o.TTL - drift)}, 0, nil
+	}
+	// Undo the partial lock so that it does not block others until it expires.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
+	s.unlockAll(uctx, key, tok, "", "")
+	cancel()
+	if granted == 0 && failed > len(s.nodes)-s.quorum {
+		return nil, 0, fmt.Errorf("no majority reachable: %d of %d nodes failed: %w", failed, len(s.nodes), firstErr)
+	}
+	if granted > 0 {
+		return nil, splitVoteDelay(elapsed), nil
+	}
+	return nil, 0, nil
+}
+
+// Bounds of splitVoteDelay's random spread.
+const (
+	minSplitVoteSpread = 5 * time.Millisecond
+	maxSplitVoteSpread = 50 * time.Millisecond
+)
+
+// splitVoteDelay is how long a contender waits, beyond its wait policy, after a round of
+// elapsed that ended in a split vote: 1ms plus a uniform random time below twice elapsed,
+// the spread clamped to [5ms, 50ms]. Contenders that split the vote ran their rounds at
+// the same time; retrying after different random delays (Antirez: "retry after a random
+// delay in order to try to desynchronize multiple clients") spreads them over two round
+// lengths, so that a second collision is unlikely, at a cost of a few ms — small against
+// any ttl. The clamp keeps a clock jump or a dead node's NodeTimeout from turning elapsed
+// into a long stall.
+func splitVoteDelay(elapsed time.Duration) time.Duration {
+	return time.Millisecond + rand.N(min(max(2*elapsed, minSplitVoteSpread), maxSplitVoteSpread))
 }
 
 // lockAll asks the nodes in turn, as the algorithm and seed 003 describe, each bounded by
@@ -115,14 +143,22 @@ func (s *redlock) unlockAll(ctx context.Context, key, tok, channel, payload stri
 type redlockLease struct {
 	s                  *redlock
 	name, owner, token string
+	until              time.Time // the lock's validity on the majority, by the real clock
 	released           atomic.Bool
 }
 
-// Release deletes the lock on every node. It reports ErrNotOwner when fewer than a majority
-// still held it: the lock had been lost before the release.
+// ValidUntil is when the majority's locks may start to expire: the ttl, less the drift the
+// algorithm allows for, from the start of the round that took them.
+func (l *redlockLease) ValidUntil() time.Time { return l.until }
+
+// Release deletes the lock on every node, after Hooks.ReleasePause. It reports ErrNotOwner
+// when fewer than a majority still held it: the lock had been lost before the release.
 func (l *redlockLease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
+	}
+	if pause := l.s.releasePause; pause != nil {
+		pause(ctx, l.name, l.owner)
 	}
 	ch, payload := l.s.announce(l.name)
 	held, err := l.s.unlockAll(ctx, l.name, l.token, ch, payload)

@@ -68,6 +68,8 @@ type localLease struct {
 	released atomic.Bool
 }
 
+// Release gives up one hold. Only the last one talks to Redis, through the token lease, and
+// so only it runs Hooks.ReleasePause (in lease.Release): the others have no command to stall.
 func (l *localLease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: key %s", ErrReleased, l.k.key)
@@ -87,6 +89,9 @@ func (l *localLease) Release(ctx context.Context) error {
 
 func (l *localLease) Fence() uint64         { return 0 }
 func (l *localLease) Lost() <-chan struct{} { return l.h.redis.Lost() }
+
+// ValidUntil is the token lease's (see lease.ValidUntil).
+func (l *localLease) ValidUntil() time.Time { return validUntil(l.h.redis) }
 
 // reentrantHash is seed 001's Redis hash scheme, which is also Redisson's RLock (seed 002):
 // the lock is a hash whose field ownerId counts that owner's holds; Lua scripts acquire,

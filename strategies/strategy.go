@@ -13,6 +13,7 @@ package strategies
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Strategy acquires named locks. Implementations are safe for concurrent use by any number
@@ -108,4 +109,12 @@ type Info struct {
 	Source string `json:"source"`
 	// Weakness is the failure mode the tool can expose, in one line.
 	Weakness string `json:"weakness"`
+}
+
+// validUntil is l's ValidUntil when it has one (see lease.ValidUntil), zero otherwise.
+func validUntil(l Lease) time.Time {
+	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
+		return v.ValidUntil()
+	}
+	return time.Time{}
 }

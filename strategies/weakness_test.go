@@ -40,6 +40,103 @@ func TestWeaknessSetNXDelDeletesAnotherOwnersLock(t *testing.T) {
 	release(t, next)
 }
 
+// Seeds 003/004's check-then-delete unlock: get-del's GET compares the token right, but a
+// pause before its DEL lets the lease lapse and pass on, and the DEL then deletes the next
+// holder's lock. The same stall in token's release is harmless: its compare-and-delete is
+// one script, and it finds the lock no longer its own. Nothing here sleeps: A's release is
+// held in the hook exactly until B holds the lock, which B can only take once A's ttl ran out.
+func TestWeaknessGetDelPauseDeletesTheNextHoldersLock(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		deletes bool // A's stalled release deletes B's lock
+	}{{"get-del", true}, {"token", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tc.name)
+			const ttl = 100 * time.Millisecond
+			stalled, bHolds := make(chan struct{}), make(chan struct{})
+			s := e.strategy(t, func(o *strategies.Options) {
+				o.TTL = ttl
+				o.Hooks.ReleasePause = func(_ context.Context, _, owner string) {
+					if owner == "a" {
+						close(stalled) // get-del: its GET found its token
+						<-bHolds
+					}
+				}
+			})
+			other := e.strategy(t, withTTL(time.Minute)) // B, a client whose lease outlasts the test
+			key := redistest.Prefix(t) + "k"
+			ctx := context.Background()
+			exists := func() int64 {
+				n, err := e.client.Do(ctx, e.client.B().Exists().Key(key).Build()).AsInt64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+
+			a := acquire(t, s, key, "a")
+			released := make(chan error, 1)
+			go func() { released <- a.Release(ctx) }()
+			<-stalled
+			b := acquire(t, other, key, "b") // waits out A's ttl while A's release is paused
+			close(bHolds)
+			errA := <-released
+
+			if !tc.deletes {
+				if !errors.Is(errA, strategies.ErrNotOwner) {
+					t.Fatalf("token's stalled release: want ErrNotOwner, got %v", errA)
+				}
+				if exists() != 1 {
+					t.Fatal("token's stalled release deleted the next holder's lock")
+				}
+				mustBeBusy(t, s, key, "c", 50*time.Millisecond)
+				release(t, b)
+				return
+			}
+			if errA != nil {
+				t.Fatalf("get-del's release reported %v; its GET saw its own token, so it cannot know", errA)
+			}
+			if exists() != 0 {
+				t.Fatal("B's lock survived A's DEL; get-del is supposed to delete it")
+			}
+			if _, err := e.client.Do(ctx, e.client.B().Get().Key(key).Build()).ToString(); !rueidis.IsRedisNil(err) {
+				t.Fatalf("GET after A's DEL: want nil, got %v", err)
+			}
+			third := acquire(t, s, key, "c") // walks in while B believes it holds the lock
+			release(t, third)
+			if err := b.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+				t.Fatalf("B's release after its lock was deleted: want ErrNotOwner, got %v", err)
+			}
+		})
+	}
+}
+
+// Without a pause, get-del's client-side check does what the script does: a holder whose
+// lease expired gets ErrNotOwner and the next holder's lock survives. (It claims no
+// SafeUnlock, so the conformance suite does not hold it to this; the gap is only the pause.)
+func TestGetDelChecksOwnershipWithoutAPause(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "get-del")
+	const ttl = 100 * time.Millisecond
+	s := e.strategy(t, withTTL(ttl))
+	key := redistest.Prefix(t) + "k"
+	old := acquire(t, s, key, "a")
+	time.Sleep(ttl + 50*time.Millisecond)
+	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
+		t.Fatalf("release of an expired lease, nobody holding: want ErrNotOwner, got %v", err)
+	}
+	old = acquire(t, s, key, "a")
+	time.Sleep(ttl + 50*time.Millisecond)
+	cur := acquire(t, s, key, "b")
+	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
+		t.Fatalf("release of a lease taken over: want ErrNotOwner, got %v", err)
+	}
+	mustBeBusy(t, s, key, "c", 50*time.Millisecond)
+	release(t, cur)
+}
+
 // Seed 003: a client that dies between SETNX and EXPIRE leaves a lock without a ttl.
 func TestWeaknessSetNXExpireCrashLeavesLockWithoutTTL(t *testing.T) {
 	t.Parallel()
