@@ -109,6 +109,82 @@ func TestProcessPause(t *testing.T) {
 	}
 }
 
+// Seeds 003/004: get-del compares the token in the client, then DELs. A release paused
+// between its GET and its DEL past the ttl lets the lock pass on, and the DEL then removes
+// the next holder's lock: a waiter walks in while that holder is inside — overlaps, UNSAFE.
+// token stalls at the same place (before its compare-and-delete script) and is harmless:
+// the script finds the lock no longer its own, a lost lease, and deletes nothing.
+//
+// Holds of 200ms keep a holder inside its section most of the time a key is locked, so a
+// late DEL often lands on one, and a waiter (backing off ≤ 50ms) walks in before it leaves.
+// 60 workers on 12 keys (five contenders each, as elsewhere here) stall 21 to 28 releases
+// per phase past the 600ms lease: 8 or 9 overlaps measured for get-del, never zero.
+func TestReleasePause(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	fault := "release-pause:p=0.2,d=" + pauseD
+	mod := func(ph *workload.Phase) {
+		ph.Workers, ph.Keys, ph.TTL, ph.Hold, ph.Faults = 60, 12, pauseTTL, hold("200ms"), []string{fault}
+	}
+	rs := b.run(t, config(2500*time.Millisecond, phase("get-del", mod), phase("token", mod)))
+	for _, r := range rs {
+		e := event(t, r, fault, "releases stalled 1s before their delete")
+		if leadingCount(t, e.What) == 0 {
+			t.Errorf("%s: no release was stalled: %q", r.Strategy, e.What)
+		}
+	}
+	getDel, token := rs[0], rs[1]
+	if getDel.Safety.Overlaps == 0 || !strings.HasPrefix(getDel.Verdict, "UNSAFE") {
+		t.Errorf("get-del under release-pause d > ttl: verdict %q, safety %+v; want UNSAFE: its late DEL frees the next holder's lock", getDel.Verdict, getDel.Safety)
+	}
+	if token.Safety.Overlaps != 0 || token.Verdict != "safe" || token.Safety.LostLeases == 0 {
+		t.Errorf("token under release-pause d > ttl: verdict %q, safety %+v; want safe, with lost leases: its compare-and-delete finds the lock gone", token.Verdict, token.Safety)
+	}
+}
+
+// Kleppmann, "How to do distributed locking": a holder that checks its lease before writing
+// (--on-lost abort) is safe from a pause before the check — it finds its lease gone and
+// abandons the write — but not from one between the check and the write, which no
+// client-side check can close. Only fencing makes the resource refuse that write.
+//
+// token without a watchdog, so the check is the lease's deadline (acquired + ttl): holds of
+// 100ms leave it far from the 600ms ttl, and a 1s pause (p=0.3) goes well past it, with
+// waiters ready to take the lapsed lock. Measured: some 25 overlaps per phase at either
+// point — all abandoned at point=hold, written at point=write.
+func TestProcessPausePoints(t *testing.T) {
+	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
+	atHold, atWrite := "process-pause:p=0.3,d="+pauseD+",point=hold", "process-pause:p=0.3,d="+pauseD+",point=write"
+	mod := func(label, fault string) func(*workload.Phase) {
+		return func(ph *workload.Phase) {
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, pauseTTL, hold("100ms"), []string{fault}
+		}
+	}
+	cfg := config(2500*time.Millisecond,
+		phase("token", mod("point=hold", atHold)),
+		phase("token", mod("point=write", atWrite)),
+		phase("fenced", mod("point=write", atWrite)),
+	)
+	cfg.OnLost = workload.OnLostAbort
+	rs := b.run(t, cfg)
+	for i, want := range []string{"holders frozen 1s with their renewals", "between their lease check and their last write", "between their lease check and their last write"} {
+		e := event(t, rs[i], rs[i].Faults[0], want)
+		if leadingCount(t, e.What) == 0 {
+			t.Errorf("%s %s: no holder was frozen: %q", rs[i].Strategy, rs[i].Label, e.What)
+		}
+	}
+	before, between, fenced := rs[0], rs[1], rs[2]
+	if before.Safety.Overlaps == 0 || before.Safety.Aborted == 0 || before.Safety.StaleWrites != 0 || before.Verdict != "safe (aborted)" {
+		t.Errorf("token, paused before its lease check: verdict %q, safety %+v; want overlaps whose stale writes were all abandoned: \"safe (aborted)\"", before.Verdict, before.Safety)
+	}
+	if between.Safety.StaleWrites == 0 || !strings.HasPrefix(between.Verdict, "UNSAFE") {
+		t.Errorf("token, paused between its lease check and its write: verdict %q, safety %+v; want UNSAFE — the check passed, then the write came late", between.Verdict, between.Safety)
+	}
+	if fenced.Safety.Overlaps == 0 || fenced.Safety.StaleFences == 0 || fenced.Safety.StaleWrites != 0 || !strings.HasPrefix(fenced.Verdict, "safe (fenced") {
+		t.Errorf("fenced, paused between its lease check and its write: verdict %q, safety %+v; want its late writes refused: \"safe (fenced)\"", fenced.Verdict, fenced.Safety)
+	}
+}
+
 // Seed 003: SETNX then EXPIRE as two commands; a client that dies between them leaves a lock
 // that never expires, and its key is dead for good. With p=0.05 per won SETNX and hundreds
 // of acquires on 8 keys, several keys are stuck within the warm-up (P(no crash in 100

@@ -18,6 +18,7 @@ type Kind string
 const (
 	HolderPause  Kind = "holder-pause"  // a critical section stalls; renewals keep running
 	ProcessPause Kind = "process-pause" // the holder and its renewals freeze together
+	ReleasePause Kind = "release-pause" // a release stalls between its commands
 	RedisPause   Kind = "redis-pause"   // a server stops answering
 	Kill         Kind = "kill"          // a spawned server dies, optionally back empty
 	Failover     Kind = "failover"      // sentinel: the master dies, its lagging replica takes over
@@ -37,7 +38,10 @@ type form struct {
 
 var forms = []form{
 	{HolderPause, []string{"p", "d"}, nil, "a critical section stalls for d with probability p; its lease's renewals keep running"},
-	{ProcessPause, []string{"p", "d"}, nil, "the holder and its renewals freeze for d with probability p (a stop-the-world pause)"},
+	{ProcessPause, []string{"p", "d"}, []string{"point"}, "the holder and its renewals freeze for d with probability p (a stop-the-world pause)\n" +
+		"at point=hold (the default) after the hold; at point=write between the lease check (--on-lost abort)\n" +
+		"and the last write to the resource: the window no client-side check closes"},
+	{ReleasePause, []string{"p", "d"}, nil, "a release stalls for d with probability p: get-del's between its GET and DEL, the others' before their first command"},
 	{RedisPause, []string{"node", "at", "d"}, nil, "node stops answering at time at, for d"},
 	{Kill, []string{"node", "at"}, []string{"restart"}, "a spawned node dies (SIGKILL) at time at; back empty after restart"},
 	{Failover, []string{"at"}, []string{"lag"}, "sentinel topology: the master dies at time at; its replica, lagging by lag, is promoted"},
@@ -63,11 +67,13 @@ func Forms() []string {
 	return out
 }
 
-// Help returns the fault catalog: each form and what it does.
+// Help returns the fault catalog: each form and what it does, a summary's further lines
+// aligned under its first.
 func Help() string {
 	var b strings.Builder
 	for i, f := range Forms() {
-		fmt.Fprintf(&b, "  %-44s %s\n", f, forms[i].summary)
+		summary := strings.ReplaceAll(forms[i].summary, "\n", "\n"+strings.Repeat(" ", 2+44+1))
+		fmt.Fprintf(&b, "  %-44s %s\n", f, summary)
 	}
 	return b.String()
 }
@@ -82,15 +88,39 @@ func placeholder(field string) string {
 		return "M"
 	case "at":
 		return "T"
+	case "point":
+		return strings.Join(pointNames(), "|")
 	}
 	return "D"
+}
+
+// Point is where in a lock cycle a process-pause freezes its holder.
+type Point string
+
+const (
+	// PointHold freezes the holder after its hold (Set.Stall), the default.
+	PointHold Point = "hold"
+	// PointWrite freezes the holder between its lease check (--on-lost abort) and its last
+	// write to the resource (Set.StallWrite): the holder saw its lease alive, then writes
+	// after it lapsed — Kleppmann's case that no client-side check closes the window.
+	PointWrite Point = "write"
+)
+
+var points = []Point{PointHold, PointWrite}
+
+func pointNames() []string {
+	out := make([]string, len(points))
+	for i, p := range points {
+		out[i] = string(p)
+	}
+	return out
 }
 
 // Spec is one parsed fault. Times (At) count from the start of the measured window.
 type Spec struct {
 	Kind     Kind
 	Raw      string        // as given
-	P        float64       // probability, per critical section or acquire
+	P        float64       // probability, per critical section, acquire or release
 	D        time.Duration // how long a pause or partition lasts
 	Node     int           // target node index (see target.Conn.Servers)
 	At       time.Duration // when it fires, from the window's start
@@ -100,6 +130,7 @@ type Spec struct {
 	Jitter   time.Duration // latency: ± variation
 	Fraction float64       // clock-skew: share of workers affected
 	Offset   time.Duration // clock-skew: clock shift (may be negative)
+	Point    Point         // process-pause: where the holder freezes; PointHold unless given
 }
 
 func (s Spec) String() string { return s.Raw }
@@ -155,6 +186,9 @@ func Parse(raw string) (Spec, error) {
 			return bad("%s needs %s=", f.kind, r)
 		}
 	}
+	if s.Kind == ProcessPause && s.Point == "" {
+		s.Point = PointHold
+	}
 	return s, nil
 }
 
@@ -191,6 +225,11 @@ func (s *Spec) set(k, v string) error {
 		s.MS = time.Duration(ms * float64(time.Millisecond))
 	case "offset":
 		s.Offset, err = time.ParseDuration(v)
+	case "point":
+		s.Point = Point(v)
+		if !slices.Contains(points, s.Point) {
+			err = fmt.Errorf("want one of %s", strings.Join(pointNames(), ", "))
+		}
 	case "d", "at", "restart", "lag", "jitter":
 		var d time.Duration
 		if d, err = time.ParseDuration(v); err == nil && d < 0 {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,10 @@ import (
 func TestParse(t *testing.T) {
 	for raw, want := range map[string]Spec{
 		"holder-pause:p=0.05,d=600ms":        {Kind: HolderPause, P: 0.05, D: 600 * time.Millisecond},
-		"process-pause:p=1,d=2s":             {Kind: ProcessPause, P: 1, D: 2 * time.Second},
+		"process-pause:p=1,d=2s":             {Kind: ProcessPause, P: 1, D: 2 * time.Second, Point: PointHold},
+		"process-pause:p=1,d=2s,point=hold":  {Kind: ProcessPause, P: 1, D: 2 * time.Second, Point: PointHold},
+		"process-pause:point=write,p=1,d=2s": {Kind: ProcessPause, P: 1, D: 2 * time.Second, Point: PointWrite},
+		"release-pause:p=0.1,d=300ms":        {Kind: ReleasePause, P: 0.1, D: 300 * time.Millisecond},
 		"redis-pause:node=2,at=1s,d=500ms":   {Kind: RedisPause, Node: 2, At: time.Second, D: 500 * time.Millisecond},
 		"kill:node=1,at=2s":                  {Kind: Kill, Node: 1, At: 2 * time.Second},
 		"kill:node=1,at=2s,restart=1s":       {Kind: Kill, Node: 1, At: 2 * time.Second, Restart: time.Second},
@@ -40,6 +44,16 @@ func TestParseErrorsListTheForms(t *testing.T) {
 		"latency:node=0,ms":            "not field=value",
 		"partition:node=0,at=1s,d=-1s": "d must be >= 0",
 		"clock-skew:fraction=0.5":      "needs offset=",
+
+		"process-pause:p=1,d=1s,point=later":            `point="later": want one of hold, write`,
+		"process-pause:p=1,d=1s,point=":                 `point="": want one of hold, write`,
+		"process-pause:p=1,d=1s,point=hold,point=write": "given twice",
+		"holder-pause:p=1,d=1s,point=write":             `holder-pause has no field "point"`,
+		"release-pause:p=1,d=1s,point=write":            `release-pause has no field "point"`,
+		"release-pause:p=1":                             "release-pause needs d=",
+		"release-pause:d=1s":                            "release-pause needs p=",
+		"release-pause:p=1.5,d=1s":                      `p="1.5": want a number from 0 to 1`,
+		"release-pause:p=1,d=-5ms":                      "d must be >= 0",
 	} {
 		_, err := Parse(raw)
 		var se *SpecError
@@ -50,6 +64,28 @@ func TestParseErrorsListTheForms(t *testing.T) {
 		msg := err.Error()
 		if !strings.Contains(msg, mention) || !strings.Contains(msg, "holder-pause:p=P,d=D") || !strings.Contains(msg, "kill:node=I,at=T,[restart=D]") {
 			t.Errorf("Parse(%q) error should mention %q and list the valid forms:\n%s", raw, mention, msg)
+		}
+	}
+}
+
+// The catalog `lockbench faults` prints shows every form, and says what point= does.
+func TestHelp(t *testing.T) {
+	forms := Forms()
+	for _, want := range []string{"process-pause:p=P,d=D,[point=hold|write]", "release-pause:p=P,d=D"} {
+		if !slices.Contains(forms, want) {
+			t.Errorf("Forms() = %q, want it to contain %q", forms, want)
+		}
+	}
+	help := Help()
+	for _, want := range []string{"release-pause:p=P,d=D", "between its GET and DEL", "point=hold (the default)", "point=write between the lease check"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("Help() does not mention %q:\n%s", want, help)
+		}
+	}
+	// A summary's further lines line up under its first.
+	for _, line := range strings.Split(strings.TrimRight(help, "\n"), "\n") {
+		if !strings.HasPrefix(line, "  ") || len(line) < 48 || line[46] != ' ' || line[47] == ' ' {
+			t.Errorf("misaligned help line %q", line)
 		}
 	}
 }
