@@ -65,6 +65,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.Var(&f.cfg.Watchdog, "watchdog", "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl")
 	fs.Var(&f.cfg.Wait, "wait", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub")
 	fs.IntVar(&f.cfg.WaitReplicas, "wait-replicas", 0, "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window")
+	fs.Var(&f.cfg.OnLost, "on-lost", "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)")
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
 	fs.StringVar(&f.redis, "redis", "", "external Redis: host:port[,host:port...]; several standalone servers are redlock's masters (default: spawn redis-server, or embed one)")

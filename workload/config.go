@@ -68,7 +68,52 @@ type Config struct {
 	// Barrier, when set, runs this process as one of several that meet before and after
 	// every phase (multi-machine runs).
 	Barrier *Barrier
+	// OnLost is what a holder does when its lease may be gone before its last write.
+	// Default OnLostContinue.
+	OnLost OnLost
 }
+
+// OnLost is what a holder does before its last write to the resource when its lease may be
+// gone.
+type OnLost int
+
+const (
+	// OnLostContinue writes regardless, as the articles' code does.
+	OnLostContinue OnLost = iota
+	// OnLostAbort checks the lease first — its watchdog's verdict (Lost) and its local
+	// deadline (acquired + ttl - drift, moved by each renewal) — and abandons the write when
+	// either says it is gone. It narrows the window for a stale write; it cannot close it:
+	// a pause between the check and the write still lets one through.
+	OnLostAbort
+)
+
+// OnLostValues are the valid --on-lost values.
+var OnLostValues = []string{"continue", "abort"}
+
+// ParseOnLost reads "continue" or "abort".
+func ParseOnLost(s string) (OnLost, error) {
+	switch s {
+	case "continue", "":
+		return OnLostContinue, nil
+	case "abort":
+		return OnLostAbort, nil
+	}
+	return 0, &ConfigError{Field: "on-lost", Value: s, Reason: "want " + strings.Join(OnLostValues, " or ")}
+}
+
+func (o OnLost) String() string { return OnLostValues[o] }
+
+// Set and Type make OnLost a flag value (pflag.Value).
+func (o *OnLost) Set(s string) error {
+	v, err := ParseOnLost(s)
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
+func (o *OnLost) Type() string { return "continue|abort" }
 
 // Phase is one strategy driven for one measured window, with its own settings. Build one
 // with Config.Phase, which copies the run's settings, then override what differs.
@@ -384,5 +429,14 @@ func (c *Config) Report() report.Config {
 		Watchdog:         c.Watchdog.String(),
 		Wait:             c.Wait.String(),
 		Faults:           c.Faults,
+		OnLost:           c.onLostReport(),
 	}
+}
+
+// onLostReport is the --on-lost setting for the report: "" for the default.
+func (c *Config) onLostReport() string {
+	if c.OnLost == OnLostContinue {
+		return ""
+	}
+	return c.OnLost.String()
 }

@@ -50,6 +50,10 @@ type Faults interface {
 	// Stall runs inside worker's critical section after its hold and blocks as long as a
 	// fault stalls that holder.
 	Stall(ctx context.Context, worker int, owner string)
+	// StallWrite runs between the holder's lease check (--on-lost abort) and its last write
+	// to the resource, and blocks as long as a fault placed there stalls that holder: the
+	// window no client-side check can close.
+	StallWrite(ctx context.Context, worker int, owner string)
 	// Run plays the scheduled faults, their times relative to windowStart, reporting each
 	// event through emit. It returns when ctx ends, after undoing what it did (servers
 	// resumed or restarted, proxies healed), so the next phase finds a healthy target.
@@ -131,6 +135,12 @@ type phase struct {
 
 	firstErr atomic.Pointer[string] // the first Redis error a worker saw, for the report
 
+	// Multi-process runs: every critical section, and the clock against the barrier's Redis
+	// at the start and end meetings; nil and zero otherwise.
+	hist          *histories
+	clockAtStart  clockSync
+	clockAtFinish clockSync
+
 	eventsMu sync.Mutex
 	events   []report.Event
 }
@@ -162,6 +172,9 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 	for i := range p.state {
 		p.state[i].key = p.prefix + "{" + strconv.Itoa(i) + "}"
 	}
+	if cfg.Barrier != nil {
+		p.hist = newHistories(ph.Concurrency())
+	}
 	if p.info.MultiNode {
 		p.nodes = target.Nodes(t.Nodes...)
 	} else {
@@ -181,6 +194,12 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}()
 	if err := p.meet(ctx, "start"); err != nil {
 		return p.result(time.Now(), time.Now(), nil, nil), err
+	}
+	if p.hist != nil {
+		var err error
+		if p.clockAtStart, err = syncClock(ctx, p.client, p.origin); err != nil {
+			return p.result(time.Now(), time.Now(), nil, nil), err
+		}
 	}
 
 	work, stopWork := context.WithCancel(ctx)
@@ -276,6 +295,10 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	if p.leader() {
 		r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
+		r.Verdict = report.Judge(r.Safety, r.Acquired)
+	}
+	if p.hist != nil {
+		p.attachHistory(context.WithoutCancel(ctx), &r)
 	}
 	if ctx.Err() != nil {
 		r.Interrupted = true
@@ -424,7 +447,13 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			StaleFences: p.rec.staleFences.Load(),
 			LostLeases:  p.rec.lostLeases.Load(),
 
-			UnsafeReentries: p.rec.unsafeReentries.Load(),
+			UnsafeReentries:  p.rec.unsafeReentries.Load(),
+			StaleWrites:      p.rec.staleWrites.Load(),
+			FenceRegressions: p.rec.fenceRegressions.Load(),
+			FenceReuses:      p.rec.fenceReuses.Load(),
+			Misdeletes:       p.rec.misdeletes.Load(),
+			Aborted:          p.rec.aborted.Load(),
+			Fencing:          p.info.Fencing,
 		},
 		Fairness:  p.rec.fairness(),
 		Faults:    p.ph.Faults,
@@ -434,7 +463,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	if window > 0 {
 		r.AcquireRate = float64(t.acquired) / window.Seconds()
 	}
-	r.Verdict = verdict(p.info, r.Safety)
+	r.Verdict = report.Judge(r.Safety, r.Acquired)
 	r.Histograms.Acquire, _ = report.EncodeHistogram(h[mAcquire])
 	r.Histograms.Release, _ = report.EncodeHistogram(h[mRelease])
 	r.Histograms.Handoff, _ = report.EncodeHistogram(h[mHandoff])
@@ -446,16 +475,21 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	return r
 }
 
-// verdict says whether mutual exclusion held, as the oracle saw it. Overlapping leases of a
-// fencing strategy are safe when the resource refused the superseded holder's writes.
-func verdict(info strategies.Info, s report.Safety) string {
-	switch {
-	case s.Overlaps == 0:
-		return "safe"
-	case info.Fencing && s.StaleFences > 0:
-		return "safe (fenced)"
+// attachHistory measures the clock once more, at the end meeting, and puts the phase's
+// critical sections into r for report merge. Without a second measurement the first one
+// serves alone; without a history, merge says the processes were not checked against
+// each other.
+func (p *phase) attachHistory(ctx context.Context, r *report.Result) {
+	end, err := syncClock(ctx, p.client, p.origin)
+	if err != nil {
+		end = clockSync{}
 	}
-	return fmt.Sprintf("UNSAFE: %d overlaps", s.Overlaps)
+	h, err := p.hist.history(processID, p.clockAtStart, end)
+	if err != nil {
+		r.Notes = append(r.Notes, "history not kept: "+err.Error())
+		return
+	}
+	r.History = h
 }
 
 // attachEvents puts the fault events into the result and into the timeline second each

@@ -274,8 +274,9 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() {
 		ks.enter()
 		ks.superseded(1)
-		ks.write(7)
-		ks.exit()
+		ks.write(7, 1)
+		ks.successorInside(1)
+		ks.exit(1)
 		ks.released(1, 10)
 		ks.handoff(2, 5, 20)
 	}); n != 0 {
@@ -315,6 +316,7 @@ func (crashAll) Hooks() strategies.Hooks {
 }
 func (crashAll) WorkerContext(ctx context.Context, _ int) context.Context { return ctx }
 func (crashAll) Stall(context.Context, int, string)                       {}
+func (crashAll) StallWrite(context.Context, int, string)                  {}
 func (crashAll) Run(ctx context.Context, _ time.Time, emit func(report.Event)) {
 	emit(report.Event{TS: 0, Fault: "crash-all", What: "armed"})
 	<-ctx.Done()
@@ -335,6 +337,9 @@ func TestStuckKeysAndFaultEvents(t *testing.T) {
 	r := results[0]
 	if r.Safety.StuckKeys != 3 {
 		t.Errorf("every key was left by a crashed client without a ttl: want 3 stuck keys, got %d", r.Safety.StuckKeys)
+	}
+	if r.Verdict != "DEADLOCK: 3 keys stuck" {
+		t.Errorf("stuck keys and no overlap: want the verdict DEADLOCK: 3 keys stuck, got %q", r.Verdict)
 	}
 	if r.Acquired != 0 || r.Timeouts == 0 {
 		t.Errorf("with every lock stuck nobody acquires: acquired %d, timeouts %d", r.Acquired, r.Timeouts)

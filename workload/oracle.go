@@ -10,19 +10,22 @@ import (
 // release, for handoff latency. One per key, padded so that hot keys do not share a cache
 // line.
 type keyState struct {
-	holders   atomic.Int32  // workers inside the critical section now
-	entries   atomic.Uint64 // how many times a worker entered: who entered last
-	lastFence atomic.Uint64 // largest fencing token the resource accepted
-
-	releasedAt atomic.Int64 // monotonic ns of the last release not yet handed off, 0 = none
-	releasedBy atomic.Int32 // worker of that release
+	holders    atomic.Int32  // workers inside the critical section now
+	releasedBy atomic.Int32  // worker of the release not yet handed off
+	entries    atomic.Uint64 // how many times a worker entered: who entered last
+	latestOut  atomic.Uint64 // the latest entry that has left again
+	lastFence  atomic.Uint64 // largest fencing token the resource accepted
+	releasedAt atomic.Int64  // monotonic ns of the last release not yet handed off, 0 = none
 
 	// key is the lock's name, built once. It lives here so that a cycle's first look at its
 	// key brings this cache line in: with 100,000 keys picked at random, a separate slice
 	// of names cost a cache miss of its own per cycle.
 	key string
 
-	_ [8]byte // to 64 bytes: one cache line per key, none shared
+	// fencedBy is the entry (its low 32 bits: enough to tell two leases of one phase
+	// apart) whose write set lastFence.
+	fencedBy atomic.Uint32
+	_        [4]byte // to 64 bytes: one cache line per key, none shared
 }
 
 // enter is a worker stepping into the critical section. It reports an overlap when
@@ -36,22 +39,56 @@ func (k *keyState) enter() (overlap bool, entry uint64) {
 // superseded reports whether another worker entered after entry.
 func (k *keyState) superseded(entry uint64) bool { return k.entries.Load() != entry }
 
-func (k *keyState) exit() { k.holders.Add(-1) }
-
-// write is the protected resource checking a fenced write: a token lower than the last one
-// it accepted comes from a holder whose lease was superseded, and is refused. Writes without
-// a token (fence 0) are unchecked, as with any strategy that has none.
-func (k *keyState) write(fence uint64) (accepted bool) {
-	if fence == 0 {
-		return true
+// exit is the worker of entry leaving the critical section.
+func (k *keyState) exit(entry uint64) {
+	k.holders.Add(-1)
+	for {
+		out := k.latestOut.Load()
+		if out >= entry || k.latestOut.CompareAndSwap(out, entry) {
+			return
+		}
 	}
+}
+
+// successorInside reports whether a worker that entered after entry is inside now: a
+// release of entry's lease that succeeds now removes that worker's lock (a misdelete).
+func (k *keyState) successorInside(entry uint64) bool {
+	last := k.entries.Load()
+	return last != entry && k.latestOut.Load() < last
+}
+
+// writeResult is what the protected resource made of a write.
+type writeResult uint8
+
+const (
+	writeAccepted writeResult = iota
+	writeRefused              // the fence was below the last one accepted
+	writeReused               // accepted, but the fence is the one another lease wrote last
+	writeStale                // accepted from a holder someone had superseded (see phase.write)
+)
+
+// write is the protected resource checking a write that entry's holder makes with fence:
+// a token lower than the last one it accepted is refused — it comes from a superseded
+// holder, or the fence went backwards. Writes without a token (fence 0) are unchecked, as
+// with any strategy that has none.
+func (k *keyState) write(fence, entry uint64) writeResult {
+	if fence == 0 {
+		return writeAccepted
+	}
+	by := uint32(entry)
 	for {
 		last := k.lastFence.Load()
-		if fence < last {
-			return false
-		}
-		if fence == last || k.lastFence.CompareAndSwap(last, fence) {
-			return true
+		switch {
+		case fence < last:
+			return writeRefused
+		case fence == last:
+			if k.fencedBy.Load() != by {
+				return writeReused
+			}
+			return writeAccepted
+		case k.lastFence.CompareAndSwap(last, fence):
+			k.fencedBy.Store(by)
+			return writeAccepted
 		}
 	}
 }

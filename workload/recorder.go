@@ -33,7 +33,8 @@ type recorder struct {
 	shards []*shard
 
 	// Counted outside the shards: rare events.
-	overlaps, staleFences, lostLeases, reentries, unsafeReentries atomic.Uint64
+	overlaps, staleFences, lostLeases, reentries, unsafeReentries   atomic.Uint64
+	staleWrites, fenceRegressions, fenceReuses, misdeletes, aborted atomic.Uint64
 
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -111,8 +112,10 @@ func (p *phase) measured(t time.Time) bool {
 	return p.ph.Rate == 0 || !t.Before(p.winStart)
 }
 
-// cycle is one lock cycle: acquire, enter the resource, hold, leave, release. Latencies
-// count from intended: the moment the acquire was due (open loop) or began (closed loop).
+// cycle is one lock cycle: acquire, enter the resource and write to it, hold (re-entering
+// in the middle of the hold, for reentrant strategies), write again, leave, release.
+// Latencies count from intended: the moment the acquire was due (open loop) or began
+// (closed loop).
 func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
 	ks := &p.state[k]
 	key := ks.key
@@ -132,31 +135,60 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	}
 	fence := lease.Fence()
 	overlap, entry := ks.enter()
+	var flags report.SectionFlags
 	if overlap {
 		p.count(m, &p.rec.overlaps)
+		flags |= report.FlagOverlap
 	}
-	p.checkWrite(ks, fence, m)
-	holdFor(ctx, p.ph.Hold.sample(w.rng))
+	if p.write(ks, fence, entry, false, m) == writeRefused {
+		flags |= report.FlagEnterRefused
+	}
+	p.work(ctx, w, ks, entry, key, m)
+
+	// The last write. A holder told to (--on-lost abort) first checks that its lease still
+	// runs, and abandons the write if not; a fault may stall it right after that check.
+	aborted := p.cfg.OnLost == OnLostAbort && p.lapsed(lease, began)
+	if aborted {
+		p.count(m, &p.rec.aborted)
+		flags |= report.FlagAborted
+	}
 	if p.faults != nil {
-		p.faults.Stall(ctx, w.id, w.owner)
+		p.faults.StallWrite(ctx, w.id, w.owner)
 	}
-	nested := p.reenter(ctx, w, ks, entry, key, m) // a nested call after the work, as code makes one
-	p.checkWrite(ks, fence, m)                     // a holder paused past its lease writes last: is it refused?
-	for i := len(nested) - 1; i >= 0; i-- {
-		p.release(ctx, w, nested[i], m)
+	if !aborted {
+		switch p.write(ks, fence, entry, true, m) {
+		case writeRefused:
+			flags |= report.FlagExitRefused
+		case writeStale:
+			flags |= report.FlagExitStale
+		}
 	}
-	ks.exit()
+	left := time.Now()
+	ks.exit(entry)
 
 	// The release is announced before it is sent: a strategy that hands the lock over
 	// inside Redis (fair) can have the next holder's acquire return before this call does,
-	// and that acquire must pair with this release, not the one before.
+	// and that acquire must pair with this release, not the one before. Whether a later
+	// holder is inside is read before it is sent too: that holder's lock is what a
+	// successful release removes.
 	relStart := time.Now()
+	successor := ks.successorInside(entry)
 	ks.released(w.id, int64(relStart.Sub(p.origin)))
-	p.release(ctx, w, lease, m)
+	ok := p.release(ctx, w, lease, m)
 	relEnd := time.Now()
+	if ok {
+		flags |= report.FlagReleased
+		if p.misdeleted(ks, entry, successor, lease, began, relEnd) {
+			p.count(m, &p.rec.misdeletes)
+			flags |= report.FlagMisdelete
+		}
+	}
 	if m {
 		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
 			relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
+		if p.hist != nil {
+			p.hist.add(w.id, k, flags, got.Sub(p.origin), left.Sub(p.origin), fence)
+		}
 	}
 }
 
@@ -167,22 +199,96 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 	}
 }
 
-// checkWrite is the protected resource receiving a write carrying fence.
-func (p *phase) checkWrite(ks *keyState, fence uint64, m bool) {
-	if !ks.write(fence) {
-		p.count(m, &p.rec.staleFences)
+// work is the critical section's work: the hold, with the re-entries (--reentry) in its
+// middle so that the nested holds last half of it, as a nested call inside real work does;
+// then whatever stall a fault puts there.
+func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) {
+	hold := p.ph.Hold.sample(w.rng)
+	if p.cfg.Reentry == 0 || !p.info.Reentrant {
+		holdFor(ctx, hold)
+		if p.faults != nil {
+			p.faults.Stall(ctx, w.id, w.owner)
+		}
+		return
+	}
+	holdFor(ctx, hold/2)
+	nested := p.reenter(ctx, w, ks, entry, key, m)
+	holdFor(ctx, hold-hold/2)
+	if p.faults != nil {
+		p.faults.Stall(ctx, w.id, w.owner)
+	}
+	for i := len(nested) - 1; i >= 0; i-- {
+		p.release(ctx, w, nested[i], m)
 	}
 }
 
-// reenter takes the held key again Reentry times, for reentrant strategies. A re-entry
-// granted to a holder that another worker superseded meanwhile is counted: its lease had
-// lapsed, yet the strategy let it go on as if it had held the lock all along — seed 001's
-// local count does, and so does the hash script when the intruder's lock lapsed too (it
-// re-creates the lock for the returning owner).
-func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) []strategies.Lease {
-	if p.cfg.Reentry == 0 || !p.info.Reentrant {
-		return nil
+// write is the protected resource receiving a write from entry's holder carrying fence,
+// as it enters or (last) as it leaves. What the resource makes of it is counted: a refused
+// write from a holder someone superseded is a stale fence (fencing worked), from one
+// nobody superseded a fence regression (the fence went backwards); an accepted last write
+// from a superseded holder is a stale write (the harm an overlap does).
+func (p *phase) write(ks *keyState, fence, entry uint64, last, m bool) writeResult {
+	res := ks.write(fence, entry)
+	switch res {
+	case writeRefused:
+		if last && ks.superseded(entry) {
+			p.count(m, &p.rec.staleFences)
+		} else {
+			p.count(m, &p.rec.fenceRegressions)
+		}
+	case writeReused:
+		p.count(m, &p.rec.fenceReuses)
 	}
+	if last && res != writeRefused && ks.superseded(entry) {
+		p.count(m, &p.rec.staleWrites)
+		return writeStale
+	}
+	return res
+}
+
+// misdeleted reports whether a release that succeeded removed another holder's lock: a
+// holder that entered after this one was inside when the release was sent — the lock in
+// Redis can only have been that holder's — or is inside as it returns, while this lease may
+// have expired before the release's command landed (a pause inside the release: get-del
+// between its GET and its DEL). A holder that entered while a lease still ran took the key
+// from the release itself, a hand-over, not a misdelete.
+func (p *phase) misdeleted(ks *keyState, entry uint64, atStart bool, l strategies.Lease, began, end time.Time) bool {
+	return atStart || (ks.successorInside(entry) && !end.Before(p.deadline(l, began)))
+}
+
+// lapsed reports whether the holder's lease is gone by its own reckoning: its watchdog
+// gave up on it, or its deadline (see deadline) is closer than the clock drift Redlock
+// allows for.
+func (p *phase) lapsed(l strategies.Lease, began time.Time) bool {
+	select {
+	case <-l.Lost():
+		return true
+	default:
+	}
+	return !time.Now().Before(p.deadline(l, began).Add(-drift(p.ph.TTL)))
+}
+
+// deadline is the earliest the lease can expire in Redis: the lease's own reckoning when it
+// keeps one (from the start of the attempt that took it, moved by each renewal), else the
+// ttl from the acquire's start.
+func (p *phase) deadline(l strategies.Lease, began time.Time) time.Time {
+	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
+		if t := v.ValidUntil(); !t.IsZero() {
+			return t
+		}
+	}
+	return began.Add(p.ph.TTL)
+}
+
+// drift is the clock drift a lease's holder allows for: Redlock's 1% of the ttl plus 2ms.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// reenter takes the held key again Reentry times. A re-entry granted to a holder that
+// another worker superseded meanwhile is counted: its lease had lapsed, yet the strategy
+// let it go on as if it had held the lock all along — seed 001's local count does, and so
+// does the hash script when the intruder's lock lapsed too (it re-creates the lock for the
+// returning owner).
+func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) []strategies.Lease {
 	nested := make([]strategies.Lease, 0, p.cfg.Reentry)
 	for range p.cfg.Reentry {
 		l, err := p.strat.Acquire(w.actx.start(time.Now(), p.cfg.AcquireTimeout), key, w.owner)
@@ -202,7 +308,8 @@ func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint
 
 // release gives a lease up. Once the phase is over the release still happens — a benchmark
 // must not leave locks behind — but bounded in time.
-func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) {
+// It reports whether the release succeeded.
+func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) bool {
 	rctx := context.Background()
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -211,11 +318,13 @@ func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bo
 	}
 	switch err := l.Release(rctx); {
 	case err == nil:
+		return true
 	case errors.Is(err, strategies.ErrNotOwner):
 		p.count(m, &p.rec.lostLeases)
 	default:
 		p.failed(w, err, m)
 	}
+	return false
 }
 
 func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool) {
