@@ -93,15 +93,16 @@ func TestStrategiesListsTheCatalog(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, name := range []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "token",
-		"reentrant-local", "reentrant-hash", "redlock", "fenced", "fair"} {
+	names := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
+		"reentrant-local", "reentrant-hash", "redlock", "fenced", "fair"}
+	for _, name := range names {
 		if !strings.Contains(stdout, name) {
 			t.Errorf("table lacks %s", name)
 		}
 	}
 	code, stdout, _ = cli("strategies", "--format", "json")
 	var infos []strategies.Info
-	if err := json.Unmarshal([]byte(stdout), &infos); err != nil || code != exitOK || len(infos) != 10 {
+	if err := json.Unmarshal([]byte(stdout), &infos); err != nil || code != exitOK || len(infos) != len(names) {
 		t.Fatalf("json: exit %d, %d entries, %v", code, len(infos), err)
 	}
 }

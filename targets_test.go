@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -307,28 +308,8 @@ func TestCtrlCMidFaultLeavesNothing(t *testing.T) {
 // merge into one whose histogram is theirs combined.
 func TestThreeProcessesMerge(t *testing.T) {
 	srv, _ := redistest.Server(t)
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	files := make([]string, 3)
-	for i := range 3 {
-		files[i] = filepath.Join(dir, fmt.Sprintf("node%d.json", i+1))
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * 400 * time.Millisecond) // machines never start together
-			out, err := exec.Command(binary(t), "run", "--redis", srv.Addr, "--strategy", "token,fenced", "--workers", "20",
-				"--keys", "10", "--duration", "1s", "--warmup", "200ms", "--node", fmt.Sprintf("%d/3", i+1),
-				"--barrier", "merge-test", "--format", "json", "--out", files[i], "-q").CombinedOutput()
-			if err != nil {
-				errs[i] = fmt.Errorf("node %d: %v: %s", i+1, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	files := runNodes(t, srv.Addr, "merge-test", 3, "--strategy", "token,fenced", "--workers", "20",
+		"--keys", "10", "--duration", "1s", "--warmup", "200ms")
 	code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
 	if code != exitOK {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
@@ -368,6 +349,78 @@ func TestThreeProcessesMerge(t *testing.T) {
 	for _, k := range keys {
 		if !strings.Contains(k, ":barrier:") {
 			t.Errorf("left behind: %s", k)
+		}
+	}
+}
+
+// runNodes runs n lockbench processes that meet at barrier on the Redis at addr, each
+// with args, and returns their JSON result files.
+func runNodes(t *testing.T, addr, barrier string, n int, args ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	files := make([]string, n)
+	for i := range n {
+		files[i] = filepath.Join(dir, fmt.Sprintf("node%d.json", i+1))
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 400 * time.Millisecond) // machines never start together
+			cmd := append([]string{"run", "--redis", addr, "--node", fmt.Sprintf("%d/%d", i+1, n),
+				"--barrier", barrier, "--format", "json", "--out", files[i], "-q"}, args...)
+			if out, err := exec.Command(binary(t), cmd...).CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("node %d: %v: %s", i+1, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// Two processes, one worker each, hold a lock three times longer than its ttl: neither
+// process's own oracle sees an overlap (it has one worker), and the merge must — from the
+// histories the processes keep. With a ttl longer than the hold the same pair merges safe:
+// the check across processes reports nothing within the clocks' uncertainty.
+func TestTwoProcessesOverlapAcrossTheBarrier(t *testing.T) {
+	srv, _ := redistest.Server(t)
+	merge := func(ttl, strategies string) []report.Result {
+		files := runNodes(t, srv.Addr, "pair-ttl-"+ttl, 2, "--strategy", strategies, "--ttl", ttl, "--hold", "300ms",
+			"--keys", "1", "--workers", "1", "--duration", "2s", "--warmup", "200ms")
+		code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
+		if code != exitOK {
+			t.Fatalf("merge: exit %d: %s", code, stderr)
+		}
+		var merged report.Summary
+		if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			s, err := readSummary(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range s.Results {
+				if r.Safety.Overlaps != 0 || r.History == nil || (r.Strategy == "fair" && r.History.Sections == 0) {
+					t.Fatalf("%s: %s: one worker alone saw %d overlaps, kept history %+v", f, r.Strategy, r.Safety.Overlaps, r.History)
+				}
+			}
+		}
+		return merged.Results
+	}
+	lapsed := merge("100ms", "token")[0]
+	if c := lapsed.Safety.CrossProcess; c == nil || c.Overlaps == 0 || !strings.HasPrefix(lapsed.Verdict, "UNSAFE") {
+		t.Errorf("ttl 100ms, hold 300ms: merged verdict %q, cross-process check %+v: want UNSAFE with overlaps", lapsed.Verdict, c)
+	}
+	// token may let one process starve the other (its worker takes the lock again the moment
+	// it lets go); fair queues them, so the lock passes from process to process every hold:
+	// the closest two sections of different processes ever come in a correct lock.
+	for _, held := range merge("10s", "token,fair") {
+		if c := held.Safety.CrossProcess; c == nil || c.Overlaps != 0 || c.Sections == 0 || held.Verdict != "safe" {
+			t.Errorf("%s, ttl 10s, hold 300ms: merged verdict %q, cross-process check %+v: want safe, 0 overlaps", held.Strategy, held.Verdict, c)
 		}
 	}
 }
@@ -477,5 +530,69 @@ func TestReportCompareFailsOnRegression(t *testing.T) {
 	}
 	if code, _, _ := cli("report", "compare", "--fail-on-regression", b, a); code != exitOK {
 		t.Fatalf("an improvement must not fail: exit %d", code)
+	}
+}
+
+// pitfallsPhase is the command line that runs one phase of the pitfalls profile alone: the
+// profile's top-level settings, then the phase's own.
+func pitfallsPhase(t *testing.T, strategy, label string) []string {
+	t.Helper()
+	prof, err := profiles.Load("pitfalls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(prof.Phases, func(ph profiles.Phase) bool { return ph.Strategy == strategy && ph.Label == label })
+	if i < 0 {
+		t.Fatalf("the pitfalls profile has no phase %s %q", strategy, label)
+	}
+	ph := prof.Phases[i]
+	args := []string{"run", "--strategy", ph.Strategy}
+	for _, v := range append(slices.Clone(prof.Values), ph.Values...) {
+		if v.Key != "strategy" && v.Key != "reentry" {
+			args = append(args, "--"+v.Key, v.Value)
+		}
+	}
+	for _, f := range append(slices.Clone(prof.Faults), ph.Faults...) {
+		args = append(args, "--fault", f.Value)
+	}
+	return args
+}
+
+// The pitfalls profile's redlock restart, as the profile declares it: three of five masters
+// come back empty while holders are inside, and the restarted majority grants their locks
+// again (antirez's persistence caveat, Kleppmann's critique).
+func TestPitfallsRedlockRestartIsUnsafe(t *testing.T) {
+	redistest.Require(t)
+	args := pitfallsPhase(t, "redlock", "restart 3 of 5")
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "restart=") }) {
+		t.Fatalf("the phase restarts no node: %q", args)
+	}
+	s, code, stderr := runJSON(t, append(args, "--duration", "3s")...)
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if r := s.Results[0]; !strings.HasPrefix(r.Verdict, "UNSAFE") || r.Safety.Overlaps == 0 {
+		t.Errorf("redlock with 3 of 5 masters restarted empty: verdict %q, %d overlaps; want UNSAFE", r.Verdict, r.Safety.Overlaps)
+	}
+}
+
+// The pitfalls profile's release pause: get-del's GET finds its own token, the lease lapses
+// during the pause, and its DEL removes the next holder's lock; token's compare-and-delete
+// script removes nothing that is not its own.
+func TestPitfallsGetDelMisdeletes(t *testing.T) {
+	redistest.Require(t)
+	for _, tt := range []struct {
+		strategy   string
+		misdeletes bool
+	}{{"get-del", true}, {"token", false}} {
+		s, code, stderr := runJSON(t, append(pitfallsPhase(t, tt.strategy, "release-pause"), "--duration", "2s", "--warmup", "0")...)
+		if s == nil {
+			t.Fatalf("%s: exit %d: %s", tt.strategy, code, stderr)
+		}
+		r := s.Results[0]
+		if got := r.Safety.Misdeletes > 0; got != tt.misdeletes || r.Acquired == 0 {
+			t.Errorf("%s under release pauses past the ttl: %d misdeletes in %d acquires, verdict %q; want misdeletes: %v",
+				tt.strategy, r.Safety.Misdeletes, r.Acquired, r.Verdict, tt.misdeletes)
+		}
 	}
 }
