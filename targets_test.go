@@ -310,14 +310,7 @@ func TestThreeProcessesMerge(t *testing.T) {
 	srv, _ := redistest.Server(t)
 	files := runNodes(t, srv.Addr, "merge-test", 3, "--strategy", "token,fenced", "--workers", "20",
 		"--keys", "10", "--duration", "1s", "--warmup", "200ms")
-	code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
-	if code != exitOK {
-		t.Fatalf("merge: exit %d: %s", code, stderr)
-	}
-	var merged report.Summary
-	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
-		t.Fatal(err)
-	}
+	merged := mergeFiles(t, files)
 	var parts []*report.Summary
 	for _, f := range files {
 		s, err := readSummary(f)
@@ -351,6 +344,23 @@ func TestThreeProcessesMerge(t *testing.T) {
 			t.Errorf("left behind: %s", k)
 		}
 	}
+}
+
+// mergeFiles runs report merge on files and checks its JSON against the contract.
+func mergeFiles(t *testing.T, files []string) report.Summary {
+	t.Helper()
+	code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	var merged report.Summary
+	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.CheckJSONSchema([]byte(stdout)); err != nil {
+		t.Errorf("merged: %v", err)
+	}
+	return merged
 }
 
 // runNodes runs n lockbench processes that meet at barrier on the Redis at addr, each
@@ -390,18 +400,14 @@ func TestTwoProcessesOverlapAcrossTheBarrier(t *testing.T) {
 	merge := func(ttl, strategies string) []report.Result {
 		files := runNodes(t, srv.Addr, "pair-ttl-"+ttl, 2, "--strategy", strategies, "--ttl", ttl, "--hold", "300ms",
 			"--keys", "1", "--workers", "1", "--duration", "2s", "--warmup", "200ms")
-		code, stdout, stderr := cli(append([]string{"report", "merge"}, files...)...)
-		if code != exitOK {
-			t.Fatalf("merge: exit %d: %s", code, stderr)
-		}
-		var merged report.Summary
-		if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
-			t.Fatal(err)
-		}
+		merged := mergeFiles(t, files)
 		for _, f := range files {
 			s, err := readSummary(f)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if data, err := os.ReadFile(f); err != nil || report.CheckJSONSchema(data) != nil {
+				t.Errorf("%s: %v %v", f, err, report.CheckJSONSchema(data))
 			}
 			for _, r := range s.Results {
 				if r.Safety.Overlaps != 0 || r.History == nil || (r.Strategy == "fair" && r.History.Sections == 0) {
@@ -594,5 +600,21 @@ func TestPitfallsGetDelMisdeletes(t *testing.T) {
 			t.Errorf("%s under release pauses past the ttl: %d misdeletes in %d acquires, verdict %q; want misdeletes: %v",
 				tt.strategy, r.Safety.Misdeletes, r.Acquired, r.Verdict, tt.misdeletes)
 		}
+	}
+}
+
+// A spawned server killed and restarted empty loses the fencing counter: INCR starts again
+// at 1, the resource refuses every legitimate new holder — fence regressions — and the
+// phase must not pass as safe (fenced).
+func TestFenceResetIsNotFenced(t *testing.T) {
+	redistest.Require(t)
+	s, code, stderr := runJSON(t, "run", "--strategy", "fenced", "--fault", "kill:node=0,at=600ms,restart=50ms",
+		"--duration", "1500ms", "--warmup", "0", "--workers", "10", "--keys", "4", "--hold", "5ms")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if r := s.Results[0]; r.Safety.FenceRegressions == 0 || !strings.HasPrefix(r.Verdict, "UNSAFE") {
+		t.Errorf("fencing counter lost with the server: %d fence regressions, verdict %q; want regressions and UNSAFE",
+			r.Safety.FenceRegressions, r.Verdict)
 	}
 }

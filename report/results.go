@@ -463,26 +463,21 @@ func countNotes(r *Result) []string {
 	if r.Dropped > 0 {
 		counts = append(counts, formatCount(r.Dropped)+" arrivals dropped (no free worker)")
 	}
-	if r.Safety.UnsafeReentries > 0 {
-		counts = append(counts, formatCount(r.Safety.UnsafeReentries)+" re-entries granted to a holder someone else had superseded")
-	}
-	if r.Safety.StaleFences > 0 {
-		counts = append(counts, formatCount(r.Safety.StaleFences)+" stale fencing tokens refused by the resource")
-	}
-	if r.Safety.StaleWrites > 0 {
-		counts = append(counts, formatCount(r.Safety.StaleWrites)+" writes accepted from a superseded holder")
-	}
-	if r.Safety.Misdeletes > 0 {
-		counts = append(counts, formatCount(r.Safety.Misdeletes)+" releases that deleted a later holder's lock (misdeletes)")
-	}
-	if r.Safety.FenceRegressions > 0 {
-		counts = append(counts, formatCount(r.Safety.FenceRegressions)+" writes refused from a holder nobody had superseded (the fence went backwards)")
-	}
-	if r.Safety.FenceReuses > 0 {
-		counts = append(counts, formatCount(r.Safety.FenceReuses)+" writes with a fence another lease had used")
-	}
-	if r.Safety.Aborted > 0 {
-		counts = append(counts, formatCount(r.Safety.Aborted)+" holders abandoned their last write, their lease gone (--on-lost abort)")
+	for _, c := range []struct {
+		n    uint64
+		what string
+	}{
+		{r.Safety.UnsafeReentries, "re-entries granted to a holder someone else had superseded"},
+		{r.Safety.StaleFences, "stale fencing tokens refused by the resource"},
+		{r.Safety.StaleWrites, "writes accepted from a superseded holder"},
+		{r.Safety.Misdeletes, "releases that deleted a later holder's lock (misdeletes)"},
+		{r.Safety.FenceRegressions, "writes refused from a holder nobody had superseded (the fence went backwards)"},
+		{r.Safety.FenceReuses, "writes with a fence another lease had used"},
+		{r.Safety.Aborted, "holders abandoned their last write, their lease gone (--on-lost abort)"},
+	} {
+		if c.n > 0 {
+			counts = append(counts, formatCount(c.n)+" "+c.what)
+		}
 	}
 	return counts
 }

@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -32,14 +31,7 @@ func newGetDel(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *getDel) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		tok := newToken(owner)
-		ok, err := setNX(ctx, s.c, key, tok, s.o.ttlMS)
-		if !ok || err != nil {
-			return nil, 0, err
-		}
-		return s.newLease(s, key, key, owner, tok, 0), 0, nil
-	})
+	return s.acquireToken(ctx, s.c, s, key, owner)
 }
 
 // release checks, then deletes. Between the two commands the lock is no longer guarded:

@@ -30,13 +30,19 @@ func newTokenStrategy(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *token) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
+	return s.acquireToken(ctx, s.c, s, key, owner)
+}
+
+// acquireToken is token's acquire, which get-del shares: SET key uniqueToken NX PX ttl, as
+// a lease that ops releases.
+func (b *base) acquireToken(ctx context.Context, c rueidis.Client, ops leaseOps, key, owner string) (Lease, error) {
+	return b.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		tok := newToken(owner)
-		ok, err := setNX(ctx, s.c, key, tok, s.o.ttlMS)
+		ok, err := setNX(ctx, c, key, tok, b.o.ttlMS)
 		if !ok || err != nil {
 			return nil, 0, err
 		}
-		return s.newLease(s, key, key, owner, tok, 0), 0, nil
+		return b.newLease(ops, key, key, owner, tok, 0), 0, nil
 	})
 }
 

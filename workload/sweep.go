@@ -130,6 +130,12 @@ func unsafe(r report.Result) string {
 	if r.Safety.Overlaps > 0 && !strings.HasPrefix(r.Verdict, "safe") {
 		parts = append(parts, fmt.Sprintf("%d overlaps", r.Safety.Overlaps))
 	}
+	if r.Safety.Misdeletes > 0 {
+		parts = append(parts, fmt.Sprintf("%d misdeletes", r.Safety.Misdeletes))
+	}
+	if r.Safety.FenceRegressions > 0 {
+		parts = append(parts, fmt.Sprintf("%d fence regressions", r.Safety.FenceRegressions))
+	}
 	if r.Safety.LostLeases > 0 {
 		parts = append(parts, fmt.Sprintf("%d lost leases", r.Safety.LostLeases))
 	}

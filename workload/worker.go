@@ -163,7 +163,6 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 			flags |= report.FlagExitStale
 		}
 	}
-	left := time.Now()
 	ks.exit(entry)
 
 	// The release is announced before it is sent: a strategy that hands the lock over
@@ -187,7 +186,7 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
 			relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
 		if p.hist != nil {
-			p.hist.add(w.id, k, flags, got.Sub(p.origin), left.Sub(p.origin), fence)
+			p.hist.add(w.id, k, flags, got.Sub(p.origin), relStart.Sub(p.origin), fence)
 		}
 	}
 }
