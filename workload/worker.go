@@ -143,11 +143,11 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	if p.write(ks, fence, entry, false, m) == writeRefused {
 		flags |= report.FlagEnterRefused
 	}
-	p.work(ctx, w, ks, entry, key, m)
+	renewed := p.work(ctx, w, ks, entry, key, m)
 
 	// The last write. A holder told to (--on-lost abort) first checks that its lease still
 	// runs, and abandons the write if not; a fault may stall it right after that check.
-	aborted := p.cfg.OnLost == OnLostAbort && p.lapsed(lease, began)
+	aborted := p.cfg.OnLost == OnLostAbort && p.lapsed(lease, p.deadline(lease, began, renewed))
 	if aborted {
 		p.count(m, &p.rec.aborted)
 		flags |= report.FlagAborted
@@ -177,7 +177,7 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	relEnd := time.Now()
 	if ok {
 		flags |= report.FlagReleased
-		if p.misdeleted(ks, entry, successor, lease, began, relEnd) {
+		if successor || (ks.successorInside(entry) && !relEnd.Before(p.deadline(lease, began, renewed))) {
 			p.count(m, &p.rec.misdeletes)
 			flags |= report.FlagMisdelete
 		}
@@ -200,15 +200,16 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 
 // work is the critical section's work: the hold, with the re-entries (--reentry) in its
 // middle so that the nested holds last half of it, as a nested call inside real work does;
-// then whatever stall a fault puts there.
-func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) {
+// then whatever stall a fault puts there. It returns how far the re-entries extended the
+// lock's lease (a reentrant-hash entry resets its ttl), zero when none did.
+func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) (renewed time.Time) {
 	hold := p.ph.Hold.sample(w.rng)
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		holdFor(ctx, hold)
 		if p.faults != nil {
 			p.faults.Stall(ctx, w.id, w.owner)
 		}
-		return
+		return time.Time{}
 	}
 	holdFor(ctx, hold/2)
 	nested := p.reenter(ctx, w, ks, entry, key, m)
@@ -217,8 +218,12 @@ func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64,
 		p.faults.Stall(ctx, w.id, w.owner)
 	}
 	for i := len(nested) - 1; i >= 0; i-- {
+		if v := validUntil(nested[i]); v.After(renewed) {
+			renewed = v
+		}
 		p.release(ctx, w, nested[i], m)
 	}
+	return renewed
 }
 
 // write is the protected resource receiving a write from entry's holder carrying fence,
@@ -245,38 +250,38 @@ func (p *phase) write(ks *keyState, fence, entry uint64, last, m bool) writeResu
 	return res
 }
 
-// misdeleted reports whether a release that succeeded removed another holder's lock: a
-// holder that entered after this one was inside when the release was sent — the lock in
-// Redis can only have been that holder's — or is inside as it returns, while this lease may
-// have expired before the release's command landed (a pause inside the release: get-del
-// between its GET and its DEL). A holder that entered while a lease still ran took the key
-// from the release itself, a hand-over, not a misdelete.
-func (p *phase) misdeleted(ks *keyState, entry uint64, atStart bool, l strategies.Lease, began, end time.Time) bool {
-	return atStart || (ks.successorInside(entry) && !end.Before(p.deadline(l, began)))
-}
-
 // lapsed reports whether the holder's lease is gone by its own reckoning: its watchdog
-// gave up on it, or its deadline (see deadline) is closer than the clock drift Redlock
-// allows for.
-func (p *phase) lapsed(l strategies.Lease, began time.Time) bool {
+// gave up on it, or its deadline is closer than the clock drift Redlock allows for.
+func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 	select {
 	case <-l.Lost():
 		return true
 	default:
 	}
-	return !time.Now().Before(p.deadline(l, began).Add(-drift(p.ph.TTL)))
+	return !time.Now().Before(deadline.Add(-drift(p.ph.TTL)))
 }
 
-// deadline is the earliest the lease can expire in Redis: the lease's own reckoning when it
-// keeps one (from the start of the attempt that took it, moved by each renewal), else the
-// ttl from the acquire's start.
-func (p *phase) deadline(l strategies.Lease, began time.Time) time.Time {
-	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
-		if t := v.ValidUntil(); !t.IsZero() {
-			return t
-		}
+// deadline is the earliest the lease can expire in Redis: by the lease's own reckoning when
+// it keeps one (the ttl from the start of the attempt that took it, moved by each renewal),
+// else the ttl from the acquire's start; or later, when a re-entry extended it (renewed).
+func (p *phase) deadline(l strategies.Lease, began, renewed time.Time) time.Time {
+	d := validUntil(l)
+	if d.IsZero() {
+		d = began.Add(p.ph.TTL)
 	}
-	return began.Add(p.ph.TTL)
+	if renewed.After(d) {
+		d = renewed
+	}
+	return d
+}
+
+// validUntil is the lease's own reckoning of the earliest it can expire, zero when it keeps
+// none (strategies.Lease implementations may offer ValidUntil).
+func validUntil(l strategies.Lease) time.Time {
+	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
+		return v.ValidUntil()
+	}
+	return time.Time{}
 }
 
 // drift is the clock drift a lease's holder allows for: Redlock's 1% of the ttl plus 2ms.
