@@ -163,7 +163,7 @@ func TestMergeChecksAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := merged.Results[0]
-	if r.Verdict != "UNSAFE: 1 overlaps" || r.Safety.CrossProcess == nil || r.Safety.CrossProcess.Overlaps != 1 {
+	if r.Verdict != "UNSAFE: 1 overlap" || r.Safety.CrossProcess == nil || r.Safety.CrossProcess.Overlaps != 1 {
 		t.Errorf("verdict %q, cross-process %+v: want the overlap between the processes found", r.Verdict, r.Safety.CrossProcess)
 	}
 	if r.History != nil {

@@ -298,7 +298,7 @@ func TestMergeVerdict(t *testing.T) {
 		{"one unsafe", []Safety{{}, {Overlaps: 3, StaleWrites: 3}}, "UNSAFE: 3 overlaps"},
 		{"both unsafe: counts add", []Safety{{Overlaps: 2}, {Overlaps: 3}}, "UNSAFE: 5 overlaps"},
 		{"fenced and a stale write", []Safety{{Overlaps: 7, StaleFences: 7, Fencing: true}, {Overlaps: 1, StaleWrites: 1, Fencing: true}},
-			"UNSAFE: 8 overlaps, 1 stale writes accepted"},
+			"UNSAFE: 8 overlaps, 1 stale write accepted"},
 		{"a regression in one", []Safety{{Overlaps: 2, StaleFences: 2, Fencing: true}, {FenceRegressions: 5, Fencing: true}}, "UNSAFE: 5 fence regressions"},
 		{"stuck keys in one", []Safety{{}, {StuckKeys: 4}}, "DEADLOCK: 4 keys stuck"},
 	}

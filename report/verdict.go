@@ -16,7 +16,7 @@ const (
 // Judge is the oracle's verdict on one phase, from its safety counts and how many locks it
 // acquired:
 //
-//   - "UNSAFE: 26 overlaps, 3 misdeletes" names every breach of mutual exclusion: overlaps
+//   - "UNSAFE: 26 overlaps, 3 misdeletes" (singular for 1) names every breach of mutual exclusion: overlaps
 //     whose stale holder wrote unhindered, misdeletes, fences that went backwards or were
 //     handed out twice. Any of them makes the phase unsafe.
 //   - "DEADLOCK: 4 keys stuck": locks left behind without a ttl. It follows the UNSAFE part
@@ -29,27 +29,30 @@ const (
 //   - "safe" otherwise.
 func Judge(s Safety, acquired uint64) string {
 	var breaches []string
-	add := func(n uint64, what string) {
-		if n > 0 {
-			breaches = append(breaches, strconv.FormatUint(n, 10)+" "+what)
+	add := func(n uint64, one, many string) {
+		switch {
+		case n == 1:
+			breaches = append(breaches, "1 "+one)
+		case n > 1:
+			breaches = append(breaches, strconv.FormatUint(n, 10)+" "+many)
 		}
 	}
 	if s.Overlaps > 0 && !harmless(s) {
-		add(s.Overlaps, "overlaps")
+		add(s.Overlaps, "overlap", "overlaps")
 		if s.Fencing {
-			add(s.StaleWrites, "stale writes accepted")
+			add(s.StaleWrites, "stale write accepted", "stale writes accepted")
 		}
 	}
-	add(s.Misdeletes, "misdeletes")
-	add(s.FenceRegressions, "fence regressions")
-	add(s.FenceReuses, "reused fences")
+	add(s.Misdeletes, "misdelete", "misdeletes")
+	add(s.FenceRegressions, "fence regression", "fence regressions")
+	add(s.FenceReuses, "reused fence", "reused fences")
 
 	var parts []string
 	if len(breaches) > 0 {
 		parts = append(parts, VerdictUnsafe+": "+strings.Join(breaches, ", "))
 	}
 	if s.StuckKeys > 0 {
-		parts = append(parts, VerdictDeadlock+": "+strconv.FormatUint(s.StuckKeys, 10)+" keys stuck")
+		parts = append(parts, VerdictDeadlock+": "+plural(int(s.StuckKeys), "key")+" stuck")
 	}
 	switch {
 	case len(parts) > 0:
