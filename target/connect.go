@@ -21,11 +21,12 @@ type Conn struct {
 	Mode string
 	// Topology is single | redlock | sentinel | cluster.
 	Topology string
-	// Addrs are the data nodes: the addresses given with --redis; when spawned (now or by
-	// `target up`) the servers in Servers order (sentinel: initial master, replica); for an
-	// external sentinel topology the master the sentinels named at connect time.
+	// Addrs are the data nodes, as host:port (never a URL's credentials): the addresses
+	// given with --redis; when spawned (now or by `target up`) the servers in Servers order
+	// (sentinel: initial master, replica); for an external sentinel topology the master the
+	// sentinels named at connect time.
 	Addrs []string
-	// SentinelAddrs are the sentinels of a sentinel topology, nil otherwise.
+	// SentinelAddrs are the sentinels of a sentinel topology (host:port), nil otherwise.
 	SentinelAddrs []string
 	// MasterName is the sentinel master set name of a sentinel topology ("" otherwise);
 	// "lockbench" when spawned.
@@ -79,39 +80,29 @@ func (c *Conn) addNote(n string) {
 	c.Note += n
 }
 
-// UnreachableError reports a Redis server that did not answer within the connect timeout.
-type UnreachableError struct {
-	Addr    string
-	Timeout time.Duration
-	Err     error
-}
-
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach Redis at %s within %s: %v", e.Addr, e.Timeout, e.Err)
-}
-
-func (e *UnreachableError) Unwrap() error { return e.Err }
-
 // ConnectExternal connects to servers the user runs: one address is a single server or a
 // cluster (rueidis detects which); several standalone addresses are independent masters,
-// the redlock topology, and single-node strategies use the first. timeout bounds each dial
-// (0 = DefaultConnectTimeout). Open is the entry point that also spawns; this is its
-// --redis path.
+// the redlock topology, and single-node strategies use the first. Each address is one
+// ParseAddr accepts; a URL's credentials, TLS and database apply to that address. timeout
+// bounds each dial (0 = DefaultConnectTimeout). Open is the entry point that also spawns;
+// this is its --redis path without Spec.Auth.
 func ConnectExternal(ctx context.Context, addrs []string, timeout time.Duration) (*Conn, error) {
-	return connectExternal(ctx, addrs, dialer{timeout: timeout})
-}
-
-func connectExternal(ctx context.Context, addrs []string, d dialer) (*Conn, error) {
-	if len(addrs) == 0 {
-		return nil, errors.New("no Redis address given")
-	}
-	if err := checkAddrs("redis", addrs); err != nil {
+	eps, err := parseAddrs("redis", addrs)
+	if err != nil {
 		return nil, err
 	}
+	return connectExternal(ctx, eps, dialer{timeout: timeout})
+}
+
+func connectExternal(ctx context.Context, eps []Endpoint, d dialer) (*Conn, error) {
+	if len(eps) == 0 {
+		return nil, errNoAddr
+	}
+	addrs := hostPorts(eps)
 	c := &Conn{Mode: "external", Addrs: addrs}
 	// rueidis tells a cluster from a standalone server only when given one address (with
 	// several it insists on a cluster), so the first address decides.
-	first, err := d.dial(ctx, "", addrs[0])
+	first, err := d.forEndpoint(eps[0]).dial(ctx, "", addrs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +118,7 @@ func connectExternal(ctx context.Context, addrs []string, d dialer) (*Conn, erro
 	default:
 		first.Close()
 		c.Topology = Redlock
-		if err := c.dialNodes(ctx, d, addrs); err != nil {
+		if err := c.dialNodes(ctx, d, eps); err != nil {
 			return nil, err
 		}
 		if err := checkIndependent(ctx, addrs, c.Nodes); err != nil {
@@ -140,13 +131,14 @@ func connectExternal(ctx context.Context, addrs []string, d dialer) (*Conn, erro
 }
 
 // dialNodes connects one client per address (concurrently: a slow server costs one
-// timeout, not one per server) and sets Nodes and Client; on error it closes c.
-func (c *Conn) dialNodes(ctx context.Context, d dialer, addrs []string) error {
-	nodes := make([]rueidis.Client, len(addrs))
-	errs := make([]error, len(addrs))
+// timeout, not one per server), each with what its URL says, and sets Nodes and Client; on
+// error it closes c.
+func (c *Conn) dialNodes(ctx context.Context, d dialer, eps []Endpoint) error {
+	nodes := make([]rueidis.Client, len(eps))
+	errs := make([]error, len(eps))
 	var wg sync.WaitGroup
-	for i, a := range addrs {
-		wg.Go(func() { nodes[i], errs[i] = d.dial(ctx, "", a) })
+	for i, ep := range eps {
+		wg.Go(func() { nodes[i], errs[i] = d.forEndpoint(ep).dial(ctx, "", ep.Addr) })
 	}
 	wg.Wait()
 	for _, n := range nodes {
@@ -193,12 +185,20 @@ func checkIndependent(ctx context.Context, addrs []string, nodes []rueidis.Clien
 }
 
 // connectSentinel connects to a master that sentinels manage: the client asks the
-// sentinels where the master is and follows failovers.
-func connectSentinel(ctx context.Context, sentinels []string, master string, d dialer) (*Conn, error) {
-	if err := checkAddrs("sentinel", sentinels); err != nil {
-		return nil, err
+// sentinels where the master is and follows failovers. The sentinels share the
+// credentials, TLS and database of the first address; the others must not say otherwise.
+func connectSentinel(ctx context.Context, eps []Endpoint, master string, d dialer) (*Conn, error) {
+	if len(eps) == 0 {
+		return nil, errNoAddr
 	}
-	cl, err := d.dial(ctx, master, sentinels...)
+	for _, ep := range eps[1:] {
+		if ep.Username != eps[0].Username || ep.Password != eps[0].Password || ep.TLS != eps[0].TLS || ep.DB != eps[0].DB {
+			return nil, &SpecError{Field: "sentinel", Value: strings.Join(hostPorts(eps), ","),
+				Reason: "the sentinel URLs differ in credentials, scheme or database; one set serves all sentinels: give it in every URL alike, or with --sentinel-password and --tls"}
+		}
+	}
+	sentinels := hostPorts(eps)
+	cl, err := d.forSentinel(eps[0]).dial(ctx, master, sentinels...)
 	if err != nil {
 		return nil, err
 	}
@@ -211,51 +211,84 @@ func connectSentinel(ctx context.Context, sentinels []string, master string, d d
 	return c, nil
 }
 
-func checkAddrs(flag string, addrs []string) error {
-	for _, a := range addrs {
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return &AddrError{Flag: flag, Value: a}
-		}
-	}
-	return nil
-}
-
-// AddrError is an address that is not host:port: a usage error (exit 2).
-type AddrError struct {
-	Flag  string // "redis" or "sentinel"; "" means "redis"
-	Value string
-}
-
-func (e *AddrError) Error() string {
-	flag, eg := e.Flag, "127.0.0.1:6379"
-	if flag == "" {
-		flag = "redis"
-	}
-	if flag == "sentinel" {
-		eg = "127.0.0.1:26379"
-	}
-	return fmt.Sprintf("invalid --%s address %q: want host:port, e.g. %s (several: comma-separated)", flag, e.Value, eg)
-}
-
-// dial connects with the connect timeout and checks the server answers. masterSet, when
-// not empty, makes a sentinel-mode client (addrs are then sentinels).
+// dial connects with the connect timeout and checks the server answers; a failure is
+// classified (see classify). masterSet, when not empty, makes a sentinel-mode client
+// (addrs are then sentinels).
 func (d dialer) dial(ctx context.Context, masterSet string, addrs ...string) (rueidis.Client, error) {
-	timeout := d.connectTimeout()
-	what := strings.Join(addrs, ",")
-	if masterSet != "" {
-		what = fmt.Sprintf("master %q via sentinels %s", masterSet, what)
+	c, err := d.connect(ctx, masterSet, addrs...)
+	if err == nil {
+		return c, nil
 	}
+	if masterSet != "" {
+		return nil, d.diagnoseSentinel(ctx, masterSet, addrs, err)
+	}
+	return nil, d.classify(ctx, "redis", strings.Join(addrs, ","), addrs[0], false, err)
+}
+
+// connect makes a client and PINGs through it; errors are the client library's.
+func (d dialer) connect(ctx context.Context, masterSet string, addrs ...string) (rueidis.Client, error) {
 	c, err := rueidis.NewClient(d.option(masterSet, addrs...))
 	if err != nil {
-		return nil, &UnreachableError{Addr: what, Timeout: timeout, Err: err}
+		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
+	pctx, cancel := context.WithTimeout(ctx, d.connectTimeout())
 	defer cancel()
 	if err := c.Do(pctx, c.B().Ping().Build()).Error(); err != nil {
 		c.Close()
-		return nil, &UnreachableError{Addr: what, Timeout: timeout, Err: err}
+		return nil, err
 	}
 	return c, nil
+}
+
+// diagnoseSentinel finds out whom the failure err of a sentinel-mode client is about: the
+// sentinels (one by one, with their own credentials) or the master they name.
+func (d dialer) diagnoseSentinel(ctx context.Context, master string, sentinels []string, err error) error {
+	var first error
+	for _, s := range sentinels {
+		addr, serr := d.askSentinel(ctx, s, master)
+		if serr == nil && addr == "" {
+			return &SpecError{Field: "master", Value: master,
+				Reason: fmt.Sprintf("the sentinel at %s monitors no master of that name (SENTINEL GET-MASTER-ADDR-BY-NAME); see SENTINEL MASTERS there", s)}
+		}
+		if serr == nil {
+			// The sentinels answer: the master is the problem.
+			return d.classify(ctx, "sentinel", fmt.Sprintf("master %q at %s (named by the sentinels)", master, addr), addr, false, err)
+		}
+		if re, ok := rueidis.IsRedisErr(serr); ok && strings.Contains(re.Error(), "unknown command") {
+			return &SpecError{Field: "sentinel", Value: s,
+				Reason: "is not a sentinel (it does not know the SENTINEL command): --sentinel takes the sentinels' addresses (port 26379 by default); a Redis server goes with --redis"}
+		}
+		serr = d.classify(ctx, "sentinel", s, s, true, serr)
+		var ae *AuthError
+		if first == nil || errors.As(serr, &ae) && !errors.As(first, &ae) {
+			first = serr // an authentication failure is the one to fix first
+		}
+	}
+	return first
+}
+
+// askSentinel asks the sentinel at addr, with the sentinels' credentials, where master is;
+// "" when it does not know the name.
+func (d dialer) askSentinel(ctx context.Context, addr, master string) (string, error) {
+	sd := d
+	sd.user, sd.password, sd.tls, sd.db = d.sentinelUser, d.sentinelPassword, d.sentinelTLS, 0
+	opt := sd.option("", addr)
+	opt.ForceSingleClient = true
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, d.connectTimeout())
+	defer cancel()
+	hp, err := c.Do(ctx, c.B().SentinelGetMasterAddrByName().Master(master).Build()).AsStrSlice()
+	if rueidis.IsRedisNil(err) || err == nil && len(hp) != 2 {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(hp[0], hp[1]), nil
 }
 
 // serverVersion asks the first node behind c for its version; "" when INFO fails.

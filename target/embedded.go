@@ -28,12 +28,12 @@ var miniredisVersion = sync.OnceValue(func() string {
 
 // openEmbedded starts miniredis servers on loopback ports inside this process: one for
 // single, five independent ones for redlock. miniredis cannot replicate, fail over or
-// shard, so sentinel and cluster are refused.
+// shard, so sentinel and cluster are refused. A password makes them require it.
 //
 // Keys expire in real time (ClockTTL): miniredis otherwise only expires them when a test
 // calls FastForward. The price is that every command walks and sorts every key to age
 // its ttl, so the embedded target slows down as the key count grows.
-func openEmbedded(ctx context.Context, topology string, d dialer) (*Conn, error) {
+func openEmbedded(ctx context.Context, topology, password string, d dialer) (*Conn, error) {
 	n := 1
 	switch topology {
 	case Single:
@@ -54,6 +54,9 @@ func openEmbedded(ctx context.Context, topology string, d dialer) (*Conn, error)
 	for range n {
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true)
+		if password != "" {
+			m.RequireAuth(password)
+		}
 		if err := m.Start(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start embedded miniredis: %w", err)

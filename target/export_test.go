@@ -5,7 +5,7 @@ import "context"
 // OpenEmbedded opens the embedded target whether or not redis-server is on PATH, so that
 // its tests can run in parallel with the ones that spawn servers.
 func OpenEmbedded(ctx context.Context, topology string) (*Conn, error) {
-	return openEmbedded(ctx, topology, dialer{})
+	return openEmbedded(ctx, topology, "", dialer{})
 }
 
 // ProcessState exposes the /proc state letter reader to the tests.

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,12 +14,12 @@ import (
 // --master and --topology say. The zero Spec spawns a single redis-server (or, without
 // redis-server on PATH, embeds miniredis).
 type Spec struct {
-	// Redis are external servers (--redis host:port,...): one address is a single server or
-	// a cluster (rueidis detects which); several standalone servers are independent masters
-	// (the redlock topology).
+	// Redis are external servers (--redis host:port,...; each address one ParseAddr
+	// accepts, URLs included): one address is a single server or a cluster (rueidis detects
+	// which); several standalone servers are independent masters (the redlock topology).
 	Redis []string
-	// Sentinels (--sentinel host:port,...) with Master (--master NAME) is an external
-	// master that sentinels manage.
+	// Sentinels (--sentinel host:port,..., or URLs whose credentials are the sentinels')
+	// with Master (--master NAME) is an external master that sentinels manage.
 	Sentinels []string
 	Master    string
 	// Topology (--topology) is single | redlock | sentinel | cluster: what lockbench spawns
@@ -37,11 +38,29 @@ type Spec struct {
 	// makes, including to addresses learned from a sentinel or a cluster's slot map. It
 	// must be safe for concurrent use.
 	Dial func(addr string) string
+	// Auth is how lockbench proves who it is to the servers and whether it encrypts: the
+	// --user/--password/--tls* flags, and the credentials of redis:// and rediss:// URLs.
+	// When spawning, a Password makes the servers require it (requirepass).
+	Auth Auth
 	// ReplicationVia, for a spawned sentinel topology, returns the address through which the
 	// replica and the sentinels reach the initial master (the failover fault's proxy, which
 	// delays replication and can cut it); lockbench's own clients still reach the master
 	// directly. Set only when spawning; an external target with it is a *SpecError.
 	ReplicationVia func(masterAddr string) (string, error)
+}
+
+// Auth is the credentials and transport security of every connection to the target. None
+// of it is ever printed: not in errors, not in the report.
+type Auth struct {
+	// Username is the ACL user (AUTH username password); "" = the default user.
+	Username string
+	// Password is the AUTH password; "" = none.
+	Password string
+	// SentinelUsername and SentinelPassword authenticate to the sentinels, which have their
+	// own (requirepass in sentinel.conf); "" = none.
+	SentinelUsername, SentinelPassword string
+	// TLS, when set, encrypts every connection (rediss://, --tls); nil = plain TCP.
+	TLS *tls.Config
 }
 
 // SpecError is a target the flags ask for that cannot be served: a usage error (the CLI
@@ -73,27 +92,44 @@ func (e *SpecError) Error() string {
 //  4. otherwise: miniredis in this process (Mode "embedded", single or redlock only), with
 //     a Note the report must print.
 //
-// A topology the spec cannot serve is a *SpecError; an unreachable server an
-// *UnreachableError; a malformed address an *AddrError.
+// Addresses are what ParseAddr accepts (host:port, redis:// and rediss:// URLs); Auth
+// applies to every connection, and a URL's credentials, TLS and database to its address
+// (see Endpoint). When lockbench runs the servers (spawned, `target up`, embedded),
+// Auth.Password makes them require it, and Auth.TLS, an ACL user other than "default" or
+// sentinel credentials are a *SpecError: those servers speak plain TCP on loopback and
+// know the default user only.
+//
+// A topology the spec cannot serve is a *SpecError; a malformed address an *AddrError
+// (both usage errors); a server that refuses the credentials an *AuthError; an
+// unreachable server, or one that does not speak RESP or TLS as expected, an
+// *UnreachableError. No error holds a password.
 func Open(ctx context.Context, s Spec) (*Conn, error) {
-	if err := s.check(); err != nil {
+	redis, err := parseAddrs("redis", s.Redis)
+	if err != nil {
 		return nil, err
 	}
-	d := dialer{timeout: s.ConnectTimeout, rewrite: s.Dial}
+	sentinels, err := parseAddrs("sentinel", s.Sentinels)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(redis, sentinels); err != nil {
+		return nil, err
+	}
+	d := newDialer(s)
 	switch {
-	case len(s.Sentinels) > 0:
-		c, err := connectSentinel(ctx, s.Sentinels, s.Master, d)
+	case len(sentinels) > 0:
+		c, err := connectSentinel(ctx, sentinels, s.Master, d)
 		if err != nil {
 			return nil, err
 		}
 		if s.Need != "" && s.Need != Sentinel {
 			c.Close()
-			return nil, &SpecError{Field: "sentinel", Value: strings.Join(s.Sentinels, ","),
+			return nil, &SpecError{Field: "sentinel", Value: strings.Join(c.SentinelAddrs, ","),
 				Reason: fmt.Sprintf("a sentinel-managed master is one Redis, but %s; %s", needs(s.Need), needHint(s.Need))}
 		}
 		return c, nil
-	case len(s.Redis) > 0:
-		c, err := connectExternal(ctx, s.Redis, d)
+	case len(redis) > 0:
+		c, err := connectExternal(ctx, redis, d)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +163,7 @@ func Open(ctx context.Context, s Spec) (*Conn, error) {
 
 	var c *Conn
 	if _, err := RedisServerPath(); err == nil {
-		t, err := spawn(ctx, want, "", false, s.ReplicationVia)
+		t, err := spawn(ctx, want, "", false, s.ReplicationVia, s.Auth.Password)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +172,7 @@ func Open(ctx context.Context, s Spec) (*Conn, error) {
 		}
 	} else {
 		var err error
-		if c, err = openEmbedded(ctx, want, d); err != nil {
+		if c, err = openEmbedded(ctx, want, s.Auth.Password, d); err != nil {
 			return nil, err
 		}
 	}
@@ -146,20 +182,23 @@ func Open(ctx context.Context, s Spec) (*Conn, error) {
 	return c, nil
 }
 
-// check validates what can be checked without connecting.
-func (s Spec) check() error {
+// check validates what can be checked without connecting; redis and sentinels are
+// s.Redis and s.Sentinels parsed.
+func (s Spec) check(redis, sentinels []Endpoint) error {
 	if s.Topology != "" && !slices.Contains(Topologies(), s.Topology) {
 		return &SpecError{Field: "topology", Value: s.Topology, Reason: "unknown topology; valid: " + strings.Join(Topologies(), ", ")}
 	}
 	if s.Need != "" && !slices.Contains(Topologies(), s.Need) {
 		return fmt.Errorf("target: Spec.Need %q is not a topology (valid: %s)", s.Need, strings.Join(Topologies(), ", "))
 	}
+	redisAddrs, sentinelAddrs := hostPorts(redis), hostPorts(sentinels)
+	external := len(redis) > 0 || len(sentinels) > 0
 	switch {
 	case len(s.Redis) > 0 && len(s.Sentinels) > 0:
-		return &SpecError{Field: "sentinel", Value: strings.Join(s.Sentinels, ","),
+		return &SpecError{Field: "sentinel", Value: strings.Join(sentinelAddrs, ","),
 			Reason: "give either --redis (servers reached directly) or --sentinel with --master (a master found through sentinels), not both"}
-	case hasDuplicate(s.Redis):
-		return &SpecError{Field: "redis", Value: strings.Join(s.Redis, ","),
+	case hasDuplicate(redisAddrs):
+		return &SpecError{Field: "redis", Value: strings.Join(redisAddrs, ","),
 			Reason: "lists an address twice; several --redis addresses are independent masters (or seeds of one cluster)"}
 	case len(s.Sentinels) > 0 && s.Master == "":
 		return &SpecError{Field: "master", Reason: "required with --sentinel: the name the sentinels monitor the master under (sentinel monitor NAME ...)"}
@@ -171,6 +210,19 @@ func (s Spec) check() error {
 	case s.ReplicationVia != nil && (len(s.Redis) > 0 || len(s.Sentinels) > 0):
 		return &SpecError{Field: "fault", Value: "failover",
 			Reason: "the failover fault needs a sentinel topology lockbench spawns itself (it controls the master's process and its replication); drop --redis/--sentinel"}
+	case !external && s.Auth.TLS != nil:
+		return &SpecError{Field: "tls",
+			Reason: "encrypts the connections to servers you run (--redis, --sentinel); the servers lockbench starts itself (or `lockbench target up` started) listen on loopback without TLS: drop --tls, or pass --redis"}
+	case !external && s.Auth.Username != "" && s.Auth.Username != "default":
+		return &SpecError{Field: "user", Value: s.Auth.Username,
+			Reason: "names an ACL user of servers you run (--redis, --sentinel); the servers lockbench starts itself have the default user only: drop --user (--password alone protects them), or pass --redis"}
+	case len(sentinels) == 0 && (s.Auth.SentinelUsername != "" || s.Auth.SentinelPassword != ""):
+		field := "sentinel-password"
+		if s.Auth.SentinelPassword == "" {
+			field = "sentinel-user"
+		}
+		return &SpecError{Field: field,
+			Reason: "authenticates to the sentinels of --sentinel host:port,...; without --sentinel there are none to authenticate to (the sentinels lockbench starts require no password): drop it"}
 	case len(s.Redis) > 0 && s.Topology == Sentinel:
 		return &SpecError{Field: "topology", Value: s.Topology,
 			Reason: "a sentinel-managed master is reached with --sentinel host:port,... --master NAME, not --redis; or drop --redis to let lockbench spawn a sentinel topology"}
@@ -188,7 +240,7 @@ func hasDuplicate(addrs []string) bool {
 
 // checkExternal checks what an external target turned out to be against Topology and Need.
 func (s Spec) checkExternal(c *Conn) error {
-	addrs := strings.Join(s.Redis, ",")
+	addrs := strings.Join(c.Addrs, ",")
 	if s.Topology != "" && s.Topology != c.Topology {
 		return &SpecError{Field: "topology", Value: s.Topology,
 			Reason: fmt.Sprintf("--redis %s is %s; an external target's topology is what it is (one address: a single server or a cluster; several: independent masters), --topology only checks it — drop --topology, or drop --redis to let lockbench spawn %s",

@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -38,11 +40,31 @@ type ServerConfig struct {
 	Sentinel string
 	// StartTimeout bounds the wait for the server to answer. Default 10s.
 	StartTimeout time.Duration
+	// Password, when set, makes the server require it (requirepass) and use it to
+	// authenticate to its master (masterauth: a replica, or a master a failover demotes).
+	// It goes into a configuration file in Dir, written 0600, rather than onto the command
+	// line, which any user can read in ps (Dir must be private: redis-server rewrites its
+	// configuration 0644 on CONFIG REWRITE). The readiness check authenticates through a
+	// unix socket in Dir, never over TCP, where another process may have taken the port
+	// (unless Dir's path is too long for a socket). For a sentinel it is the sentinel's own
+	// requirepass.
+	Password string
+	// TLS, when set, makes the server accept TLS connections only: Port is its tls-port and
+	// the plain port is off. Clients are not asked for certificates. Not for sentinels.
+	TLS *ServerTLS
 	// Detached starts a process meant to outlive lockbench (`lockbench target up`): no
 	// parent-death signal, a session of its own (Ctrl-C in the shell does not reach it), and
 	// its output goes to redis.log in Dir instead of memory. Stop and Kill still work from
 	// the process that started it; any other process stops it by pid (see Down).
 	Detached bool
+}
+
+// ServerTLS is the certificate of a TLS-only server (PEM files).
+type ServerTLS struct {
+	CertFile, KeyFile string // the server's certificate and private key
+	// CAFile is the CA that signed CertFile (tls-ca-cert-file); the readiness check
+	// verifies the server against it, for the address 127.0.0.1.
+	CAFile string
 }
 
 // Server is a spawned redis-server. Unless Detached, its process dies with lockbench even if
@@ -52,9 +74,10 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	Port int
 
-	cfg     ServerConfig
-	dir     string
-	tempDir bool
+	cfg      ServerConfig
+	dir      string
+	tempDir  bool
+	probeTLS *tls.Config // how the readiness check connects to a TLS server; nil = plain
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -89,6 +112,20 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		cfg.StartTimeout = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, dir: cfg.Dir}
+	if cfg.TLS != nil {
+		if cfg.Sentinel != "" {
+			return nil, errors.New("start redis-server: TLS is not supported for a sentinel")
+		}
+		ca, err := os.ReadFile(cfg.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("start redis-server: TLS CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, fmt.Errorf("start redis-server: TLS CA %s: no PEM certificate", cfg.TLS.CAFile)
+		}
+		s.probeTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	}
 	if s.dir == "" {
 		d, err := makeTempDir("lockbench-redis-")
 		if err != nil {
@@ -116,22 +153,51 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 }
 
 func (s *Server) start(ctx context.Context, port int) error {
-	args := []string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	listen := []string{"--port", strconv.Itoa(port)}
+	if s.cfg.TLS != nil {
+		listen = []string{"--port", "0", "--tls-port", strconv.Itoa(port),
+			"--tls-cert-file", s.cfg.TLS.CertFile, "--tls-key-file", s.cfg.TLS.KeyFile,
+			"--tls-ca-cert-file", s.cfg.TLS.CAFile, "--tls-auth-clients", "no"}
+	}
+	args := append(listen, "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir,
-		"--daemonize", "no", "--logfile", "", "--loglevel", "warning",
+		"--daemonize", "no", "--logfile", "", "--loglevel", "warning")
+	// With a password, the readiness check goes through a unix socket in the server's
+	// private directory: AUTH over TCP could reach another process that took the port
+	// first. That our process answers at all proves the port is its own (redis-server exits
+	// when it cannot bind it).
+	var sock string
+	if s.cfg.Password != "" {
+		if p := filepath.Join(s.dir, fmt.Sprintf("redis-%d.sock", port)); len(p) < maxSocketPath {
+			sock = p
+		}
+	}
+	if s.cfg.Password != "" && s.cfg.Sentinel == "" {
+		// redis-server reads a configuration file named first, then the options after it.
+		conf := filepath.Join(s.dir, "auth.conf")
+		body := "requirepass " + confQuote(s.cfg.Password) + "\nmasterauth " + confQuote(s.cfg.Password) + "\n"
+		if err := writePrivate(conf, body); err != nil {
+			return fmt.Errorf("write redis-server configuration: %w", err)
+		}
+		args = append([]string{conf}, args...)
 	}
 	if s.cfg.Sentinel != "" {
 		// A sentinel rewrites its configuration with what it learns (the current master after
 		// a failover, the other sentinels): a Restart on the same port keeps that file.
 		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", port))
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n%s\n", port, s.dir, s.cfg.Sentinel)
+		if s.cfg.Password != "" {
+			body += "requirepass " + confQuote(s.cfg.Password) + "\n"
+		}
 		if _, err := os.Stat(conf); err != nil {
-			if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			if err := writePrivate(conf, body); err != nil {
 				return fmt.Errorf("write sentinel configuration: %w", err)
 			}
 		}
 		args = []string{conf, "--sentinel", "--daemonize", "no", "--logfile", "", "--loglevel", "warning"}
+	}
+	if sock != "" {
+		args = append(args, "--unixsocket", sock, "--unixsocketperm", "700")
 	}
 	args = append(args, s.cfg.Args...)
 	cmd := exec.Command(s.cfg.Binary, args...)
@@ -168,19 +234,68 @@ func (s *Server) start(ctx context.Context, port int) error {
 	s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s.mu.Unlock()
 
-	if err := waitReady(ctx, s.Addr, cmd.Process.Pid, exited, s.cfg.StartTimeout); err != nil {
+	probe := prober{addr: s.Addr, password: s.cfg.Password, tls: s.probeTLS, unix: sock}
+	if err := waitReady(ctx, probe, cmd.Process.Pid, exited, s.cfg.StartTimeout); err != nil {
 		s.kill()
 		return fmt.Errorf("redis-server on port %d: %w; its output: %s", port, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
 
-// waitReady polls INFO until the process pid answers on addr (a sentinel answers too), the
+// writePrivate writes a file only its owner can read: it may hold a password.
+func writePrivate(path, body string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// confQuote quotes s as a redis.conf argument: in double quotes, with backslash, quote and
+// every byte outside printable ASCII escaped (\xHH), which redis-server's parser decodes.
+func confQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c == '\\' || c == '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// maxSocketPath bounds a unix socket's path (108 bytes on Linux, with the terminating NUL).
+const maxSocketPath = 100
+
+// prober is how the readiness check reaches a server it started.
+type prober struct {
+	addr     string
+	password string      // sent with AUTH first when set
+	tls      *tls.Config // nil = plain TCP
+	unix     string      // a unix socket to use instead of addr; "" = none
+}
+
+// waitReady polls INFO until the process pid answers on p.addr (a sentinel answers too), the
 // process exits, or the timeout passes.
-func waitReady(ctx context.Context, addr string, pid int, exited <-chan struct{}, timeout time.Duration) error {
+func waitReady(ctx context.Context, p prober, pid int, exited <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		got, err := probePid(addr)
+		got, err := p.pid()
 		if err == nil && got == pid {
 			return nil
 		}
@@ -200,18 +315,43 @@ func waitReady(ctx context.Context, addr string, pid int, exited <-chan struct{}
 	}
 }
 
-// probePid sends INFO server over a raw connection and returns the process_id in the reply.
-func probePid(addr string) (int, error) {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+// pid sends INFO server (after AUTH, with a password) over a raw connection and returns the
+// process_id in the reply.
+func (p prober) pid() (int, error) {
+	d := &net.Dialer{Timeout: 200 * time.Millisecond}
+	var c net.Conn
+	var err error
+	switch {
+	case p.unix != "":
+		c, err = d.Dial("unix", p.unix)
+	case p.tls != nil:
+		c, err = tls.DialWithDialer(d, "tcp", p.addr, p.tls)
+	default:
+		c, err = d.Dial("tcp", p.addr)
+	}
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")); err != nil {
+	var req []byte
+	if p.password != "" {
+		req = fmt.Appendf(req, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(p.password), p.password)
+	}
+	req = append(req, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"...)
+	if _, err := c.Write(req); err != nil {
 		return 0, err
 	}
 	r := bufio.NewReader(c)
+	if p.password != "" {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0, err
+		}
+		if line = strings.TrimSpace(line); line != "+OK" {
+			return 0, fmt.Errorf("AUTH answered %q", line) // a server's reply never holds the password
+		}
+	}
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return 0, err

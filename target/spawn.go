@@ -60,11 +60,15 @@ type topology struct {
 	// via, when set, is the address through which the replica and the sentinels reach the
 	// initial master (see Spec.ReplicationVia); viaMaster is that master's own address.
 	via, viaMaster string
+	// password, when set, is what the data nodes require (see ServerConfig.Password); the
+	// sentinels know it (auth-pass) but require none themselves.
+	password string
 }
 
-// spawn starts the named topology in dir (a new temporary directory when ""). On error
-// every process it started is stopped and the directory removed.
-func spawn(ctx context.Context, name, dir string, detached bool, via func(string) (string, error)) (*topology, error) {
+// spawn starts the named topology in dir (a new temporary directory when ""), its data
+// nodes requiring password when it is set. On error every process it started is stopped
+// and the directory removed.
+func spawn(ctx context.Context, name, dir string, detached bool, via func(string) (string, error), password string) (*topology, error) {
 	bin, err := RedisServerPath()
 	if err != nil {
 		return nil, err
@@ -74,8 +78,8 @@ func spawn(ctx context.Context, name, dir string, detached bool, via func(string
 			return nil, fmt.Errorf("spawn %s: %w", name, err)
 		}
 	}
-	t := &topology{name: name, dir: dir, detached: detached}
-	base := ServerConfig{Binary: bin, Detached: detached}
+	t := &topology{name: name, dir: dir, detached: detached, password: password}
+	base := ServerConfig{Binary: bin, Detached: detached, Password: password}
 	switch name {
 	case Single:
 		err = t.startData(ctx, base, 1)
@@ -92,7 +96,7 @@ func spawn(ctx context.Context, name, dir string, detached bool, via func(string
 		t.stop()
 		return nil, fmt.Errorf("spawn %s topology: %w", name, err)
 	}
-	t.version = version(ctx, t.servers[0].Addr)
+	t.version = version(ctx, t.servers[0].Addr, t.password)
 	return t, nil
 }
 
@@ -166,7 +170,7 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig, via fun
 		return err
 	}
 	replica := t.servers[1]
-	if err := converge(ctx, "replica "+replica.Addr+" in sync with "+master.Addr, replica.Addr, replicaInSync); err != nil {
+	if err := converge(ctx, "replica "+replica.Addr+" in sync with "+master.Addr, replica.Addr, t.password, replicaInSync); err != nil {
 		return err
 	}
 
@@ -176,10 +180,17 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig, via fun
 		"sentinel parallel-syncs %[1]s 1\n"+
 		"sentinel known-replica %[1]s 127.0.0.1 %[6]d\n",
 		MasterName, port, sentinelQuorum, sentinelDownAfter, sentinelFailover, replica.Port, host)
-	if err := t.startSentinels(ctx, base, conf); err != nil {
+	if t.password != "" {
+		// The sentinels authenticate to the master and the replica with it; they require
+		// no password themselves.
+		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", MasterName, confQuote(t.password))
+	}
+	sentinelBase := base
+	sentinelBase.Password = ""
+	if err := t.startSentinels(ctx, sentinelBase, conf); err != nil {
 		return err
 	}
-	return convergeAll(ctx, t.sentinels, "sentinel %s to see the master, its replica and the other sentinels", sentinelReady)
+	return convergeAll(ctx, t.sentinels, "", "sentinel %s to see the master, its replica and the other sentinels", sentinelReady)
 }
 
 // startSentinels starts the sentinels with ports and ids chosen up front, so that each
@@ -278,7 +289,7 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 		return err
 	}
 	major := 0
-	if v := version(ctx, t.servers[0].Addr); v != "" {
+	if v := version(ctx, t.servers[0].Addr, t.password); v != "" {
 		major, _ = strconv.Atoi(strings.SplitN(v, ".", 2)[0])
 	}
 	const slots = 16384
@@ -287,7 +298,7 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 		if i == clusterMasters-1 {
 			hi = slots - 1
 		}
-		err := withAdmin(ctx, s.Addr, func(ctx context.Context, c rueidis.Client) error {
+		err := withAdmin(ctx, s.Addr, t.password, func(ctx context.Context, c rueidis.Client) error {
 			cmds := rueidis.Commands{c.B().ClusterSetConfigEpoch().ConfigEpoch(int64(i + 1)).Build()}
 			if major >= 7 {
 				cmds = append(cmds, c.B().ClusterAddslotsrange().StartSlotEndSlot().StartSlotEndSlot(int64(lo), int64(hi)).Build())
@@ -306,7 +317,7 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 	}
 	// Only now the introductions: a node accepts a config epoch only while it knows no other
 	// node, and a MEET makes the met node know the first one at once.
-	err = withAdmin(ctx, t.servers[0].Addr, func(ctx context.Context, c rueidis.Client) error {
+	err = withAdmin(ctx, t.servers[0].Addr, t.password, func(ctx context.Context, c rueidis.Client) error {
 		cmds := make(rueidis.Commands, 0, len(t.servers)-1)
 		for _, o := range t.servers[1:] {
 			cmds = append(cmds, c.B().ClusterMeet().Ip("127.0.0.1").Port(int64(o.Port)).Build())
@@ -317,7 +328,7 @@ func (t *topology) startCluster(ctx context.Context, base ServerConfig) error {
 		return fmt.Errorf("cluster setup: introducing the nodes: %w", err)
 	}
 	// A master refuses to call the cluster ok during its first 2 s (CLUSTER_WRITABLE_DELAY).
-	return convergeAll(ctx, t.servers, "cluster node %s to report cluster_state:ok", clusterOK)
+	return convergeAll(ctx, t.servers, t.password, "cluster node %s to report cluster_state:ok", clusterOK)
 }
 
 func firstErr(rs []rueidis.RedisResult) error {
@@ -377,7 +388,11 @@ func (t *topology) connect(ctx context.Context, d dialer) (*Conn, error) {
 func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 	switch c.Topology {
 	case Redlock:
-		return c.dialNodes(ctx, d, c.Addrs)
+		eps := make([]Endpoint, len(c.Addrs))
+		for i, a := range c.Addrs {
+			eps[i] = Endpoint{Addr: a}
+		}
+		return c.dialNodes(ctx, d, eps)
 	case Sentinel:
 		cl, err := d.dial(ctx, c.MasterName, c.SentinelAddrs...)
 		if err != nil {
@@ -391,11 +406,12 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 		// The nodes agree the cluster is ok; give rueidis the time to load the slot map
 		// from one of them (it falls back to a single-node client if asked too early).
 		var last error
+		var ae *AuthError
 		err := poll(ctx, convergeTimeout, func() bool {
 			cl, err := d.dial(ctx, "", c.Addrs...)
 			if err != nil {
 				last = err
-				return false
+				return errors.As(err, &ae) // credentials do not get better by waiting
 			}
 			if cl.Mode() != rueidis.ClientModeCluster || len(cl.Nodes()) != len(c.Addrs) {
 				last = fmt.Errorf("rueidis sees %s mode with %d nodes", cl.Mode(), len(cl.Nodes()))
@@ -409,6 +425,10 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 		if err != nil {
 			c.Close()
 			return fmt.Errorf("cluster client: %w (last: %v)", err, last)
+		}
+		if ae != nil {
+			c.Close()
+			return last
 		}
 		return nil
 	default:
@@ -445,10 +465,11 @@ func (t *topology) pids() []int {
 }
 
 // withAdmin runs f with a short-lived plain client to one server (no cluster or sentinel
-// discovery: setup talks to each node as it is).
-func withAdmin(ctx context.Context, addr string, f func(context.Context, rueidis.Client) error) error {
+// discovery: setup talks to each node as it is), authenticated with password when set.
+func withAdmin(ctx context.Context, addr, password string, f func(context.Context, rueidis.Client) error) error {
 	opt := ClientOption(addr)
 	opt.ForceSingleClient = true
+	opt.Password = password
 	opt.Dialer.Timeout = time.Second
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
@@ -459,11 +480,11 @@ func withAdmin(ctx context.Context, addr string, f func(context.Context, rueidis
 }
 
 // convergeAll runs converge on every server at once; what names the wait, %s the address.
-func convergeAll(ctx context.Context, servers []*Server, what string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
+func convergeAll(ctx context.Context, servers []*Server, password, what string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(servers))
 	for i, s := range servers {
-		wg.Go(func() { errs[i] = converge(ctx, fmt.Sprintf(what, s.Addr), s.Addr, check) })
+		wg.Go(func() { errs[i] = converge(ctx, fmt.Sprintf(what, s.Addr), s.Addr, password, check) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -471,10 +492,10 @@ func convergeAll(ctx context.Context, servers []*Server, what string, check func
 
 // converge polls check against addr every 20 ms until it says done, for at most
 // convergeTimeout; the error names what was awaited and the last state seen.
-func converge(ctx context.Context, what, addr string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
+func converge(ctx context.Context, what, addr, password string, check func(context.Context, rueidis.Client) (bool, string, error)) error {
 	var state string
 	var last error
-	err := withAdmin(ctx, addr, func(ctx context.Context, c rueidis.Client) error {
+	err := withAdmin(ctx, addr, password, func(ctx context.Context, c rueidis.Client) error {
 		return poll(ctx, convergeTimeout, func() bool {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
@@ -514,9 +535,9 @@ func poll(ctx context.Context, timeout time.Duration, f func() bool) error {
 }
 
 // version reads redis_version from a server's INFO; "" when it cannot.
-func version(ctx context.Context, addr string) string {
+func version(ctx context.Context, addr, password string) string {
 	var v string
-	_ = withAdmin(ctx, addr, func(ctx context.Context, c rueidis.Client) error {
+	_ = withAdmin(ctx, addr, password, func(ctx context.Context, c rueidis.Client) error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		txt, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
@@ -554,10 +575,11 @@ func atoiOr(s string, def int) int {
 	return n
 }
 
-// SentinelMaster asks the sentinel at addr where the master of set name is now.
+// SentinelMaster asks the sentinel at addr where the master of set name is now. It does not
+// authenticate: it is for the sentinels lockbench spawns, which require no password.
 func SentinelMaster(ctx context.Context, addr, name string) (string, error) {
 	var master string
-	err := withAdmin(ctx, addr, func(ctx context.Context, c rueidis.Client) error {
+	err := withAdmin(ctx, addr, "", func(ctx context.Context, c rueidis.Client) error {
 		hp, err := c.Do(ctx, c.B().SentinelGetMasterAddrByName().Master(name).Build()).AsStrSlice()
 		if err != nil {
 			return err

@@ -30,6 +30,9 @@ type State struct {
 	MasterName    string   `json:"master_name,omitempty"`
 	// Pids are the processes of Addrs, then of SentinelAddrs, in the same order.
 	Pids []int `json:"pids"`
+	// RequirePass is set when the servers require a password (UpAuth): runs must give it
+	// (--password). The password itself is never stored.
+	RequirePass bool `json:"requirepass,omitempty"`
 	// Dir holds the servers' working directories and logs (redis.log); removed by Down.
 	Dir          string    `json:"dir"`
 	RedisVersion string    `json:"redis_version"`
@@ -69,12 +72,21 @@ const statePrefix = "lockbench-target-"
 // directory until Down. It records them in the state file at statePath ("" =
 // DefaultStatePath()), which Open then uses. A live state file is an error wrapping
 // ErrAlreadyUp; a stale one (its processes gone) is replaced. An unknown topology is a
-// *SpecError.
+// *SpecError. Up is UpAuth without a password.
 func Up(ctx context.Context, topology, statePath string) (*State, error) {
+	return UpAuth(ctx, topology, statePath, Auth{})
+}
+
+// UpAuth is Up with data nodes that require auth.Password ("" = none; see
+// ServerConfig.Password): runs then give it too (Spec.Auth.Password, --password). The state
+// file records only that a password is required (State.RequirePass). auth.TLS, an ACL user
+// other than "default" and sentinel credentials are a *SpecError, as with Open: the
+// servers lockbench starts speak plain TCP on loopback and know the default user only.
+func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State, error) {
 	if topology == "" {
 		topology = Single
 	}
-	if err := (Spec{Topology: topology}).check(); err != nil {
+	if err := (Spec{Topology: topology, Auth: auth}).check(nil, nil); err != nil {
 		return nil, err
 	}
 	if statePath == "" {
@@ -97,13 +109,13 @@ func Up(ctx context.Context, topology, statePath string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target up: %w", err)
 	}
-	t, err := spawn(ctx, topology, dir, true, nil)
+	t, err := spawn(ctx, topology, dir, true, nil, auth.Password)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	st := &State{Topology: topology, Pids: t.pids(), Dir: dir, RedisVersion: t.version,
-		StartedAt: time.Now().UTC().Truncate(time.Second), path: statePath}
+		RequirePass: auth.Password != "", StartedAt: time.Now().UTC().Truncate(time.Second), path: statePath}
 	for _, s := range t.servers {
 		st.Addrs = append(st.Addrs, s.Addr)
 	}
@@ -151,8 +163,9 @@ func Down(statePath string) error {
 }
 
 // Status reads the state file at statePath ("" = DefaultStatePath()) and checks every
-// recorded process: alive (still that redis-server) and answering PING. When none is
-// alive the state is Stale. No state file is an error wrapping ErrNotUp.
+// recorded process: alive (still that redis-server) and answering ROLE. A server that
+// requires a password answers NOAUTH: it counts as answering, with its role at startup.
+// When none is alive the state is Stale. No state file is an error wrapping ErrNotUp.
 func Status(statePath string) (*State, []NodeStatus, error) {
 	if statePath == "" {
 		statePath = DefaultStatePath()
@@ -167,9 +180,12 @@ func Status(statePath string) (*State, []NodeStatus, error) {
 		n := NodeStatus{Role: st.role(i), Addr: st.addr(i), Pid: pid}
 		if n.Alive = isRedis(pid, n.Addr); n.Alive {
 			st.Stale = false
-			if role, err := askRole(n.Addr); err != nil {
+			switch role, err := askRole(n.Addr); {
+			case errors.Is(err, errNoAuth):
+				n.Answering, n.Error = true, "requires a password: the role shown is the one at startup"
+			case err != nil:
 				n.Error = err.Error()
-			} else {
+			default:
 				n.Role, n.Answering = role, true
 			}
 		} else {
@@ -310,6 +326,9 @@ func killWait(pid int, addr string, timeout time.Duration) error {
 	}
 }
 
+// errNoAuth: the server requires a password (NOAUTH).
+var errNoAuth = errors.New("the server requires a password")
+
 // askRole sends ROLE over a raw connection and returns the first element of the reply.
 func askRole(addr string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
@@ -325,6 +344,9 @@ func askRole(addr string) (string, error) {
 	head, err := r.ReadString('\n') // *N
 	if err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(head, "-NOAUTH") {
+		return "", errNoAuth
 	}
 	if !strings.HasPrefix(head, "*") {
 		return "", fmt.Errorf("ROLE answered %q", strings.TrimSpace(head))

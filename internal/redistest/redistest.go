@@ -35,19 +35,26 @@ func Require(t testing.TB) {
 // Start spawns n independent redis-servers (persistence off) and stops them when t ends.
 func Start(t testing.TB, n int, extraArgs ...string) []*target.Server {
 	t.Helper()
-	Require(t)
 	servers := make([]*target.Server, 0, n)
 	for range n {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		s, err := target.StartServer(ctx, target.ServerConfig{Args: extraArgs})
-		cancel()
-		if err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		t.Cleanup(s.Stop)
-		servers = append(servers, s)
+		servers = append(servers, StartConfig(t, target.ServerConfig{Args: extraArgs}))
 	}
 	return servers
+}
+
+// StartConfig spawns one redis-server as cfg says (a password, TLS, ...) and stops it when
+// t ends.
+func StartConfig(t testing.TB, cfg target.ServerConfig) *target.Server {
+	t.Helper()
+	Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := target.StartServer(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start redis-server: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
 }
 
 // Client connects to addr with lockbench's client options, closed when t ends.
