@@ -8,7 +8,7 @@ import (
 )
 
 func profilesCmd(args []string, stdout, _ io.Writer) error {
-	fs := newFlags("profiles [show NAME]", "Lists the built-in scenario profiles, one line each; 'profiles show NAME' prints one.\nRun one with 'lockbench run --profile NAME'; flags given with it override the profile.", stdout)
+	fs := newFlags("profiles [list | show NAME]", "Lists the built-in scenario profiles, one line each (also 'profiles list'); 'profiles show\nNAME' prints one. Run one with 'lockbench run --profile NAME'; flags given with it\noverride the profile.", stdout)
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
 			return err // pflag has printed the usage
@@ -16,7 +16,7 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 		return &usageError{err}
 	}
 	switch {
-	case fs.NArg() == 0:
+	case fs.NArg() == 0, fs.NArg() == 1 && fs.Arg(0) == "list":
 		var rows [][]string
 		for _, p := range profiles.Builtins() {
 			rows = append(rows, []string{p.Name, p.Summary})
@@ -30,5 +30,5 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 		_, err = stdout.Write(src)
 		return err
 	}
-	return usageErrorf("want 'profiles' or 'profiles show NAME'")
+	return usageErrorf("want 'profiles', 'profiles list' or 'profiles show NAME'")
 }

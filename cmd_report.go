@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,9 +100,15 @@ func reportCompare(args []string, stdout io.Writer) error {
 }
 
 func reportMerge(args []string, stdout io.Writer) error {
-	fs := newFlags("report merge A.json B.json ... [flags]", "Combines the result files of processes that ran the same workload together (--node I/N\n--barrier NAME): counts add up, HDR histograms are merged (not percentiles averaged).", stdout)
+	fs := newFlags("report merge A.json B.json ... [flags]", "Combines the result files of processes that ran the same workload together (--node I/N\n"+
+		"--barrier NAME): counts add up, HDR histograms are merged (not percentiles averaged).\n\n"+
+		"The files must come from one run: the same phases, the same target (mode, topology and\n"+
+		"--redis addresses as given, in any order) and run windows that overlap (started_at plus\n"+
+		"the phases' warm-up and duration). Merge refuses others with exit 2, naming the file that\n"+
+		"differs; --force merges different targets or times anyway and notes what differed.", stdout)
 	format := fs.StringP("format", "f", "json", "report format: "+strings.Join(report.Formats(), ", "))
 	out := fs.StringP("out", "o", "", "write to this file instead of stdout")
+	force := fs.Bool("force", false, "merge results of different targets or non-overlapping run windows (never of different phases)")
 	if err := parseFiles(fs, args, 1, -1); err != nil {
 		return err
 	}
@@ -117,7 +124,17 @@ func reportMerge(args []string, stdout io.Writer) error {
 		}
 		all = append(all, s)
 	}
-	merged, err := report.Merge(all)
+	merged, err := report.Merge(all, report.MergeOptions{Force: *force})
+	var refused *report.MergeError
+	if errors.As(err, &refused) {
+		// The files given do not belong together: a usage error (exit 2). The reason counts
+		// inputs from 1; say which file each is.
+		inputs := make([]string, fs.NArg())
+		for i, path := range fs.Args() {
+			inputs[i] = fmt.Sprintf("%d = %s", i+1, path)
+		}
+		return usageErrorf("%w\ninputs: %s", err, strings.Join(inputs, ", "))
+	}
 	if err != nil {
 		return err
 	}

@@ -51,18 +51,27 @@ var forms = []form{
 	{CrashBetween, []string{"p"}, nil, "a setnx-expire client dies between SETNX and EXPIRE with probability p"},
 }
 
-// Forms lists every fault's syntax, one per line, for help and error messages.
+// Forms lists every fault's syntax, one per line, for help and error messages, as a user
+// types it: kill:node=I,at=T[,restart=D] (the comma of an optional field is optional too).
 func Forms() []string {
 	out := make([]string, len(forms))
 	for i, f := range forms {
-		fields := make([]string, 0, len(f.required)+len(f.optional))
-		for _, r := range f.required {
-			fields = append(fields, r+"="+placeholder(r))
+		var b strings.Builder
+		b.WriteString(string(f.kind) + ":")
+		for j, r := range f.required {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(r + "=" + placeholder(r))
 		}
-		for _, o := range f.optional {
-			fields = append(fields, "["+o+"="+placeholder(o)+"]")
+		for j, o := range f.optional {
+			sep := ","
+			if len(f.required) == 0 && j == 0 {
+				sep = ""
+			}
+			b.WriteString("[" + sep + o + "=" + placeholder(o) + "]")
 		}
-		out[i] = fmt.Sprintf("%s:%s", f.kind, strings.Join(fields, ","))
+		out[i] = b.String()
 	}
 	return out
 }

@@ -62,7 +62,7 @@ func TestParseErrorsListTheForms(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, mention) || !strings.Contains(msg, "holder-pause:p=P,d=D") || !strings.Contains(msg, "kill:node=I,at=T,[restart=D]") {
+		if !strings.Contains(msg, mention) || !strings.Contains(msg, "holder-pause:p=P,d=D") || !strings.Contains(msg, "kill:node=I,at=T[,restart=D]") {
 			t.Errorf("Parse(%q) error should mention %q and list the valid forms:\n%s", raw, mention, msg)
 		}
 	}
@@ -71,7 +71,7 @@ func TestParseErrorsListTheForms(t *testing.T) {
 // The catalog `lockbench faults` prints shows every form, and says what point= does.
 func TestHelp(t *testing.T) {
 	forms := Forms()
-	for _, want := range []string{"process-pause:p=P,d=D,[point=hold|write]", "release-pause:p=P,d=D"} {
+	for _, want := range []string{"process-pause:p=P,d=D[,point=hold|write]", "release-pause:p=P,d=D"} {
 		if !slices.Contains(forms, want) {
 			t.Errorf("Forms() = %q, want it to contain %q", forms, want)
 		}
@@ -86,6 +86,27 @@ func TestHelp(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimRight(help, "\n"), "\n") {
 		if !strings.HasPrefix(line, "  ") || len(line) < 48 || line[46] != ' ' || line[47] == ' ' {
 			t.Errorf("misaligned help line %q", line)
+		}
+	}
+}
+
+// Every form reads as a user types it: with its optional fields filled in, or left out
+// together with their brackets, and the placeholders replaced by values, it parses.
+func TestFormsAreTypedAsShown(t *testing.T) {
+	values := strings.NewReplacer("=P", "=0.5", "=I", "=0", "=T", "=1s", "=D", "=1s", "=M", "=5", "=hold|write", "=write")
+	for _, form := range Forms() {
+		if strings.Contains(form, ",[") || strings.Contains(form, "],") || strings.Contains(form, ",,") {
+			t.Errorf("form %q: an optional field's comma belongs inside its brackets: kill:node=I,at=T[,restart=D]", form)
+		}
+		without, with := form, strings.NewReplacer("[", "", "]", "").Replace(form)
+		for strings.Contains(without, "[") {
+			open, end := strings.Index(without, "["), strings.Index(without, "]")
+			without = without[:open] + without[end+1:]
+		}
+		for _, typed := range []string{values.Replace(with), values.Replace(without)} {
+			if _, err := Parse(typed); err != nil {
+				t.Errorf("form %q typed as %q: %v", form, typed, err)
+			}
 		}
 	}
 }

@@ -2,7 +2,9 @@ package profiles_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/profiles"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -69,6 +72,46 @@ func TestBuiltinsReadLikeDocumentation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltinsNameOnlyTableColumns: a built-in's comment block says which columns of the
+// results table to read; every column it names must be one the table prints today.
+func TestBuiltinsNameOnlyTableColumns(t *testing.T) {
+	var table bytes.Buffer
+	s := &report.Summary{Tool: "lockbench", Results: []report.Result{{Strategy: "token"}}}
+	if err := report.ResultsTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	columns := map[string]bool{}
+	for _, line := range strings.Split(table.String(), "\n") {
+		if strings.HasPrefix(line, "STRATEGY ") {
+			for _, c := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1) {
+				columns[c] = true
+			}
+		}
+	}
+	if !columns["ACQ/S"] || !columns["HO P99"] {
+		t.Fatalf("no results table header found in:\n%s", table.String())
+	}
+	// Capitals in the comments that are not columns: Redis commands, verdicts, acronyms.
+	notColumns := map[string]bool{
+		"UNSAFE": true, "DEADLOCK": true,
+		"SET": true, "NX": true, "GET": true, "DEL": true, "SETNX": true, "EXPIRE": true, "SET/GET": true,
+		"PUBLISH": true, "EVALSHA": true, "CPU": true, "CLI": true, "GC": true, "SKU": true,
+	}
+	word := regexp.MustCompile(`\b(?:HO )?[A-Z][A-Z0-9]+(?:/[A-Z]+|\.[0-9]+)?\b`)
+	for _, in := range profiles.Builtins() {
+		p, err := profiles.Load(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range word.FindAllString(p.Doc, -1) {
+			if !columns[w] && !notColumns[w] {
+				t.Errorf("%s: the comment names a column %q that the results table does not have (its columns: %s)",
+					in.Name, w, strings.Join(slices.Sorted(maps.Keys(columns)), ", "))
+			}
+		}
 	}
 }
 

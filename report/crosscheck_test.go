@@ -158,7 +158,7 @@ func TestMergeChecksAcrossProcesses(t *testing.T) {
 		History: history(t, "a", 40, sec(0, 1000, 9000, 0, FlagReleased))})
 	b := nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Acquired: 1,
 		History: history(t, "b", 40, sec(0, 5000, 6000, 0, FlagReleased))})
-	merged, err := Merge([]*Summary{a, b})
+	merged, err := Merge([]*Summary{a, b}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestMergeChecksAcrossProcesses(t *testing.T) {
 	}
 
 	b.Results[0].History = nil
-	merged, err = Merge([]*Summary{a, b})
+	merged, err = Merge([]*Summary{a, b}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

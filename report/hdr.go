@@ -83,26 +83,29 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 // WriteHDRFiles writes two files per Result into dir (created if missing) and returns their
 // paths, in Result order:
 //
-//   - <strategy>.hgrm: the percentile distribution of the acquire histogram, values in
+//   - <name>.hgrm: the percentile distribution of the acquire histogram, values in
 //     milliseconds; the input of HdrHistogram's plotter (plotFiles.html).
-//   - <strategy>.hlog: an HdrHistogram interval log (format 1.3), one acquire histogram per
+//   - <name>.hlog: an HdrHistogram interval log (format 1.3), one acquire histogram per
 //     Result.Intervals entry, values in µs, timestamps relative to the log's BaseTime.
 //
-// Results that share a strategy name get -2, -3, ... suffixes, in order.
+// <name> is the result's name in the results table (ResultNames), made safe for a file
+// name (see HDRFileBases): "token" for a plain run, "token-ttl=1s" for a sweep's or a
+// profile's labeled phase. Every result gets files of its own.
 func WriteHDRFiles(dir string, s *Summary) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("hdr files: %w", err)
 	}
+	names := ResultNames(s.Results)
 	var paths []string
-	for i, base := range hdrFileBases(s.Results) {
+	for i, base := range HDRFileBases(s.Results) {
 		r := &s.Results[i]
 		hgrm := filepath.Join(dir, base+".hgrm")
-		if err := writeHGRM(hgrm, r); err != nil {
+		if err := writeHGRM(hgrm, r, names[i]); err != nil {
 			return paths, err
 		}
 		paths = append(paths, hgrm)
 		hlog := filepath.Join(dir, base+".hlog")
-		if err := writeHLOG(hlog, r, s.StartedAt.UnixMilli()); err != nil {
+		if err := writeHLOG(hlog, r, names[i], s.StartedAt.UnixMilli()); err != nil {
 			return paths, err
 		}
 		paths = append(paths, hlog)
@@ -110,59 +113,80 @@ func WriteHDRFiles(dir string, s *Summary) ([]string, error) {
 	return paths, nil
 }
 
-// hdrFileBases returns one file name stem per result: the strategy name made safe for a file
-// system, with -2, -3, ... appended to repeats.
-func hdrFileBases(results []Result) []string {
+// maxFileStem bounds a file name stem, well within the 255 bytes file systems allow a name.
+const maxFileStem = 200
+
+// HDRFileBases returns the file name stem WriteHDRFiles gives each result: its name in the
+// results table (ResultNames) made safe for a file system (see fileStem), e.g.
+// "token-ttl=1s". No two are the same, even on a file system that ignores case: a repeat
+// gets -2, -3, ... appended, in order.
+func HDRFileBases(results []Result) []string {
+	names := ResultNames(results)
 	used := make(map[string]bool, len(results))
 	bases := make([]string, len(results))
-	for i, r := range results {
-		stem := fileStem(r.Strategy)
+	for i, name := range names {
+		stem := fileStem(name)
 		base := stem
-		for n := 2; used[base]; n++ {
+		for n := 2; used[strings.ToLower(base)]; n++ {
 			base = stem + "-" + strconv.Itoa(n)
 		}
-		used[base] = true
+		used[strings.ToLower(base)] = true
 		bases[i] = base
 	}
 	return bases
 }
 
-// fileStem keeps letters, digits, '.', '-' and '_' of name and replaces anything else by '_'.
+// fileStem makes name safe as a file name on any file system: spaces become '-' (the
+// words of a label stay apart), letters, digits and . - _ = + , stay, anything else
+// (/ \ : * ? " < > |, control characters, non-ASCII) becomes '_'. A leading '.' or '-'
+// (a hidden file, an option to the next command) becomes '_' too, and the stem is cut at
+// maxFileStem bytes. An empty name is "result".
 func fileStem(name string) string {
 	stem := strings.Map(func(r rune) rune {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
+			r == '-', r == '_', r == '.', r == '=', r == '+', r == ',':
 			return r
+		case r == ' ':
+			return '-'
 		}
 		return '_'
-	}, name)
-	if strings.Trim(stem, ".") == "" {
+	}, strings.TrimSpace(name))
+	if len(stem) > maxFileStem {
+		stem = stem[:maxFileStem] // ASCII only by now: any cut is between characters
+	}
+	if stem == "" {
 		return "result"
+	}
+	if stem[0] == '.' || stem[0] == '-' {
+		stem = "_" + stem[1:]
 	}
 	return stem
 }
 
-// writeHGRM writes the acquire histogram's percentile distribution, in ms, to path.
-func writeHGRM(path string, r *Result) error {
+// writeHGRM writes the acquire histogram's percentile distribution, in ms, to path. name is
+// the result's, for errors.
+func writeHGRM(path string, r *Result, name string) error {
 	h, err := DecodeHistogram(r.Histograms.Acquire)
 	if err != nil {
-		return fmt.Errorf("%s: acquire %w", r.Strategy, err)
+		return fmt.Errorf("%s: acquire %w", name, err)
 	}
 	var buf bytes.Buffer
 	if _, err := h.PercentilesPrint(&buf, hgrmTicksPerHalfDistance, hgrmValueScale); err != nil {
-		return fmt.Errorf("%s: print percentiles: %w", r.Strategy, err)
+		return fmt.Errorf("%s: print percentiles: %w", name, err)
 	}
 	return writeFile(path, buf.Bytes())
 }
 
-// writeHLOG writes r.Intervals as an HdrHistogram interval log to path. The log's start time
+// writeHLOG writes r.Intervals as an HdrHistogram interval log to path; name is the
+// result's, for its comment line and errors. The log's start time
 // is the first interval's start (runStartMS, Unix ms, when there is none). Its base time is
 // that start rounded down to a whole second, because the BaseTime line only carries whole
 // seconds and readers add it back to every interval timestamp.
 //
 // The writer divides the Interval_Max column by 1e6 (it assumes nanoseconds and prints ms);
 // with our µs values that column is in seconds. A comment line in the log says so.
-func writeHLOG(path string, r *Result, runStartMS int64) error {
+func writeHLOG(path string, r *Result, name string, runStartMS int64) error {
 	startMS := runStartMS
 	if len(r.Intervals) > 0 {
 		startMS = r.Intervals[0].StartMS
@@ -175,7 +199,7 @@ func writeHLOG(path string, r *Result, runStartMS int64) error {
 	header := []func() error{
 		lw.OutputLogFormatVersion,
 		func() error {
-			return lw.OutputComment(fmt.Sprintf("[lockbench acquire latency, strategy %s: values in microseconds; Interval_Max in seconds]", r.Strategy))
+			return lw.OutputComment(fmt.Sprintf("[lockbench acquire latency, %s: values in microseconds; Interval_Max in seconds]", name))
 		},
 		func() error { return lw.OutputStartTime(startMS) },
 		func() error { return lw.OutputBaseTime(baseMS) },
@@ -183,18 +207,18 @@ func writeHLOG(path string, r *Result, runStartMS int64) error {
 	}
 	for _, write := range header {
 		if err := write(); err != nil {
-			return fmt.Errorf("%s: hlog header: %w", r.Strategy, err)
+			return fmt.Errorf("%s: hlog header: %w", name, err)
 		}
 	}
 	for i, iv := range r.Intervals {
 		h, err := DecodeHistogram(iv.Acquire)
 		if err != nil {
-			return fmt.Errorf("%s: interval %d: %w", r.Strategy, i, err)
+			return fmt.Errorf("%s: interval %d: %w", name, i, err)
 		}
 		h.SetStartTimeMs(iv.StartMS)
 		h.SetEndTimeMs(iv.EndMS)
 		if err := lw.OutputIntervalHistogram(h); err != nil {
-			return fmt.Errorf("%s: interval %d: %w", r.Strategy, i, err)
+			return fmt.Errorf("%s: interval %d: %w", name, i, err)
 		}
 	}
 	return writeFile(path, buf.Bytes())

@@ -305,3 +305,82 @@ func TestWriteHDRFilesBadHistogram(t *testing.T) {
 		t.Errorf("WriteHDRFiles(corrupt histogram) error = %v, want one naming the strategy", err)
 	}
 }
+
+// Each phase of one strategy in one run — a sweep, a profile's labeled phases — gets HDR
+// files of its own, named as its table row; no phase's files overwrite another's.
+func TestWriteHDRFilesOnePairPerPhase(t *testing.T) {
+	s := hdrSummary(t)
+	token := s.Results[0]
+	phase := func(strategy, label string) Result {
+		r := token
+		r.Strategy, r.Label = strategy, label
+		return r
+	}
+	s.Results = []Result{
+		phase("token", "token ttl=200ms"), // a sweep's label
+		phase("token", "token ttl=1s"),
+		phase("fenced", "fenced ttl=1s"),
+		phase("token", "gc-pause"), // a profile's phase label: prefixed by the strategy
+		phase("token", "a/b: c\\d*?"),
+		phase("token", "a_b_-c_d__"), // fileStem("token a/b: c\\d*?") too
+		phase("token", "Gc-Pause"),   // token-gc-pause on a file system that ignores case
+		phase("token", "ttl=1s"),     // the same name as the second, given another way
+	}
+	dir := t.TempDir()
+	paths, err := WriteHDRFiles(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, base := range []string{"token-ttl=200ms", "token-ttl=1s", "fenced-ttl=1s", "token-gc-pause",
+		"token-a_b_-c_d__", "token-a_b_-c_d__-2", "token-Gc-Pause-2", "token-ttl=1s-2"} {
+		want = append(want, filepath.Join(dir, base+".hgrm"), filepath.Join(dir, base+".hlog"))
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("paths = %q\nwant    %q", paths, want)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 2*len(s.Results) {
+		t.Fatalf("%d files in %s (%v), want %d: one phase's file overwrote another's", len(entries), dir, err, 2*len(s.Results))
+	}
+	hlog, err := os.ReadFile(filepath.Join(dir, "token-ttl=1s.hlog"))
+	if err != nil || !strings.Contains(string(hlog), "lockbench acquire latency, token ttl=1s:") {
+		t.Errorf("token-ttl=1s.hlog does not say which phase it is (%v):\n%.300s", err, hlog)
+	}
+}
+
+// A sweep laid out by the engine: every phase labeled; its files are named by the labels.
+func TestHDRFileBasesOfASweep(t *testing.T) {
+	got := HDRFileBases(kindSweepSummary().Results)
+	want := []string{"token-ttl=200ms", "fenced-ttl=200ms", "token-ttl=1s", "fenced-ttl=1s", "token-ttl=5s", "fenced-ttl=5s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("HDRFileBases(ttl sweep) = %q, want %q", got, want)
+	}
+	// An old-style sweep (no labels): named by the settings that differ, as the table does.
+	got = HDRFileBases(sweepSummary().Results)
+	want = []string{"fenced-ttl=500ms-wd=166ms", "fenced-ttl=30s-wd=10s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("HDRFileBases(unlabeled sweep) = %q, want %q", got, want)
+	}
+}
+
+func TestFileStemIsSafe(t *testing.T) {
+	for name, want := range map[string]string{
+		"token":                        "token",
+		"token ttl=1s":                 "token-ttl=1s",
+		"token wait=backoff:1ms..50ms": "token-wait=backoff_1ms..50ms",
+		"../etc/passwd":                "_._etc_passwd",
+		".hidden":                      "_hidden",
+		"-rf":                          "_rf",
+		"  ":                           "result",
+		"":                             "result",
+		"a\x00b\nc\td":                 "a_b_c_d",
+		"fenced ttl=5s wd=1.67s":       "fenced-ttl=5s-wd=1.67s",
+		"zk-lock «fair»":               "zk-lock-_fair_",
+		strings.Repeat("x", 300):       strings.Repeat("x", maxFileStem),
+	} {
+		if got := fileStem(name); got != want {
+			t.Errorf("fileStem(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

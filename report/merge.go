@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -21,18 +22,27 @@ import (
 // the per-worker sums; Redis cost is the inputs' mean (see mergeRedis). The merged Summary
 // has Merged = len(ss), no Node, and is Interrupted when any input was.
 //
-// Inputs that did not run the same thing are an error: a different kind of run, different
-// sweep, different strategies or settings, a capacity search (its steps ran at different
-// times in each process and do not add up), twice the same node, or a result that recorded
-// latencies but carries no histograms.
-func Merge(ss []*Summary) (*Summary, error) {
+// Inputs that did not run the same thing are a *MergeError: a different kind of run,
+// different sweep, different strategies or settings, a capacity search (its steps ran at
+// different times in each process and do not add up), or twice the same node. So are inputs
+// that did not run together — against another target, or at another time (see
+// checkTogether) — unless opt.Force is set; a forced merge says in its notes what differed.
+// A result that recorded latencies but carries no histograms is an error too.
+func Merge(ss []*Summary, opt MergeOptions) (*Summary, error) {
 	if len(ss) == 0 {
-		return nil, errors.New("merge: no results to merge")
+		return nil, &MergeError{Reason: "no results to merge"}
 	}
 	if err := checkMergeable(ss); err != nil {
-		return nil, fmt.Errorf("merge: %w", err)
+		return nil, &MergeError{Reason: err.Error()}
+	}
+	apart := checkTogether(ss)
+	if len(apart) > 0 && !opt.Force {
+		return nil, &MergeError{Reason: strings.Join(apart, "; "), Forcible: true}
 	}
 	out := mergeHeader(ss)
+	for _, a := range apart {
+		out.Notes = append(out.Notes, "merged by force although "+a)
+	}
 	keys := make([][]resultKey, len(ss))
 	for n, s := range ss {
 		keys[n] = resultKeys(s.Results)
@@ -49,6 +59,124 @@ func Merge(ss []*Summary) (*Summary, error) {
 		out.Results = append(out.Results, r)
 	}
 	return out, nil
+}
+
+// MergeOptions change what Merge accepts.
+type MergeOptions struct {
+	// Force merges inputs that ran against different targets or at different times, which
+	// Merge otherwise refuses; the merged Summary's notes say what differed. Inputs that ran
+	// different phases are refused all the same: they have nothing to match.
+	Force bool
+}
+
+// MergeError is Merge refusing its inputs: they are not the processes of one run. It is the
+// user's choice of files that is wrong, a usage error (the CLI exits 2).
+type MergeError struct {
+	Reason string
+	// Forcible is set when MergeOptions.Force would merge these inputs.
+	Forcible bool
+}
+
+func (e *MergeError) Error() string {
+	if e.Forcible {
+		return "merge: " + e.Reason + " (--force merges them anyway)"
+	}
+	return "merge: " + e.Reason
+}
+
+// checkTogether says how the inputs may not have run together, one line per problem, none
+// when they did. Every input must have run against input 1's target (see targetDiff), and
+// their run windows must overlap (see runWindow): processes that met at a barrier waited
+// for each other, so their windows share at least the phases they ran together.
+func checkTogether(ss []*Summary) []string {
+	var problems []string
+	for n, s := range ss[1:] {
+		if d := targetDiff(&ss[0].Target, &s.Target); d != "" {
+			problems = append(problems, fmt.Sprintf("input %d ran against another target than input 1: %s", n+2, d))
+		}
+	}
+	if p := windowGap(ss); p != "" {
+		problems = append(problems, p)
+	}
+	return problems
+}
+
+// targetDiff says how target b differs from a, "" when they are the same: the same mode
+// and topology, and the same addresses as given, in any order (the order only decides which
+// server a fault's node= names). The processes of one run on several machines are started
+// with the same --redis; the same server under another name (a hostname for an IP) is
+// refused unless forced. Addresses alone can agree on different servers — 127.0.0.1 on two
+// machines — so the Redis version must agree too when both inputs have one.
+func targetDiff(a, b *Target) string {
+	switch {
+	case a.Mode != b.Mode:
+		return "mode " + b.Mode + ", input 1 " + a.Mode
+	case a.Topology != b.Topology:
+		return "topology " + b.Topology + ", input 1 " + a.Topology
+	case !sameAddrs(a.Addrs, b.Addrs):
+		return "addresses " + strings.Join(b.Addrs, ",") + ", input 1 " + strings.Join(a.Addrs, ",")
+	case a.RedisVersion != "" && b.RedisVersion != "" && a.RedisVersion != b.RedisVersion:
+		return "Redis " + b.RedisVersion + ", input 1 Redis " + a.RedisVersion + " at the same addresses: another server"
+	}
+	return ""
+}
+
+// sameAddrs reports whether a and b hold the same addresses, in any order.
+func sameAddrs(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// windowSlack is how much two inputs' run windows may miss each other and still count as
+// overlapping: the disagreement of two machines' clocks (StartedAt is each one's own).
+const windowSlack = time.Second
+
+// runWindow is when input s ran, as far as its file tells: from StartedAt for at least its
+// phases' warm-ups and measured durations. It may have run longer (connecting, waiting for
+// the others at a barrier), never shorter. ok is false when s has no start time.
+func runWindow(s *Summary) (start, end time.Time, ok bool) {
+	if s.StartedAt.IsZero() {
+		return start, end, false
+	}
+	var seconds float64
+	for _, r := range s.Results {
+		seconds += s.Config.WarmupS + r.DurationS
+	}
+	return s.StartedAt, s.StartedAt.Add(time.Duration(seconds * float64(time.Second))), true
+}
+
+// windowGap says which input did not run while the others did, "" when every input's run
+// window overlaps another's and together they form one stretch of time. Inputs without a
+// start time are left out.
+func windowGap(ss []*Summary) string {
+	type window struct {
+		input      int
+		start, end time.Time
+	}
+	var ws []window
+	for n, s := range ss {
+		if start, end, ok := runWindow(s); ok {
+			ws = append(ws, window{n + 1, start, end})
+		}
+	}
+	if len(ws) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(ws, func(a, b window) int { return a.start.Compare(b.start) })
+	last := ws[0] // of the windows so far, one stretch, the one that ends last
+	for _, w := range ws[1:] {
+		if gap := w.start.Sub(last.end); gap > windowSlack {
+			return fmt.Sprintf("input %d started at %s, %s after input %d's run had ended (started %s, %s of warm-up and measurement): they did not run together",
+				w.input, w.start.UTC().Format(time.RFC3339), gap.Round(time.Second), last.input,
+				last.start.UTC().Format(time.RFC3339), last.end.Sub(last.start).Round(100*time.Millisecond))
+		}
+		if w.end.After(last.end) {
+			last = w
+		}
+	}
+	return ""
 }
 
 // resultKey identifies a result across the processes of one run.

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,11 +128,12 @@ func viaJSON(t *testing.T, s *Summary) *Summary {
 	return &back
 }
 
-// nodeSummary is one process's Summary around results.
+// nodeSummary is one process's Summary around results. The processes started 300ms apart,
+// as processes started by hand on several machines that then meet at a barrier do.
 func nodeSummary(node, of int, results ...Result) *Summary {
 	return &Summary{
 		Tool: "lockbench", Version: "v0.2.0",
-		StartedAt: time.Date(2025, 3, 1, 10, 0, node, 0, time.UTC),
+		StartedAt: time.Date(2025, 3, 1, 10, 0, 0, node*int(300*time.Millisecond), time.UTC),
 		Node:      strconv.Itoa(node) + "/" + strconv.Itoa(of),
 		Target:    Target{Mode: "external", Topology: "single", Addrs: []string{"10.0.0.1:6379"}},
 		Config:    Config{Strategies: []string{"token"}, Workers: 10, Keys: 16, DurationS: 10, Rate: 1000},
@@ -153,7 +156,7 @@ func TestMergeHistogramsExact(t *testing.T) {
 	for i, p := range procs {
 		inputs = append(inputs, viaJSON(t, nodeSummary(i+1, 3, engineResult(t, p, durations[i], i+1))))
 	}
-	merged, err := Merge(inputs)
+	merged, err := Merge(inputs, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +261,7 @@ func TestMergeMatchesByStrategyAndLabel(t *testing.T) {
 	}
 	a := nodeSummary(1, 2, phase("ttl=200ms", 1), phase("ttl=5s", 1))
 	b := nodeSummary(2, 2, phase("ttl=5s", 2), phase("ttl=200ms", 2))
-	merged, err := Merge([]*Summary{a, b})
+	merged, err := Merge([]*Summary{a, b}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +311,7 @@ func TestMergeVerdict(t *testing.T) {
 			for i, sf := range tt.safety {
 				ss = append(ss, nodeSummary(i+1, len(tt.safety), Result{Strategy: "token", Verdict: "x", Acquired: 10, Safety: sf}))
 			}
-			merged, err := Merge(ss)
+			merged, err := Merge(ss, MergeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -327,7 +330,7 @@ func TestMergeEventsAndNotes(t *testing.T) {
 	b := nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Error: "connection refused", Interrupted: true,
 		Events: []Event{{TS: 1, Fault: "kill", What: "node 2 killed"}}})
 	b.Interrupted = true
-	merged, err := Merge([]*Summary{a, b})
+	merged, err := Merge([]*Summary{a, b}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,12 +392,134 @@ func TestMergeRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Merge(tt.ss())
+			_, err := Merge(tt.ss(), MergeOptions{Force: true})
 			if err == nil {
 				t.Fatal("Merge succeeded")
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+			// Inputs that ran different phases are the user's mistake, and force cannot
+			// match them; histograms that cannot be merged are a broken input.
+			var me *MergeError
+			if isRefusal := errors.As(err, &me); isRefusal != (tt.name != "no histograms" && tt.name != "no fairness sums") || isRefusal && me.Forcible {
+				t.Errorf("error %#v: want a MergeError that --force does not override, for inputs that ran different phases", err)
+			}
+		})
+	}
+}
+
+// TestMergeRefusesOtherTargets: the inputs of one run ran against one Redis, given by the
+// same addresses. Another mode, topology, address or server is refused, naming the input
+// and how it differs, unless forced; a forced merge notes what differed.
+func TestMergeRefusesOtherTargets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	base := Target{Mode: "external", Topology: "redlock", Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}, RedisVersion: "7.2.4"}
+	tests := []struct {
+		name   string
+		change func(*Target)
+		want   string // "" = mergeable
+	}{
+		{"same", func(*Target) {}, ""},
+		{"addresses in another order", func(t *Target) { t.Addrs = []string{"10.0.0.3:6379", "10.0.0.1:6379", "10.0.0.2:6379"} }, ""},
+		{"version unknown", func(t *Target) { t.RedisVersion = "" }, ""},
+		{"another mode", func(t *Target) { t.Mode = "spawned" }, "input 3 ran against another target than input 1: mode spawned, input 1 external"},
+		{"another topology", func(t *Target) { t.Topology = "cluster" }, "topology cluster, input 1 redlock"},
+		{"another address", func(t *Target) { t.Addrs[2] = "10.0.0.4:6379" },
+			"addresses 10.0.0.1:6379,10.0.0.2:6379,10.0.0.4:6379, input 1 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379"},
+		{"one address fewer", func(t *Target) { t.Addrs = t.Addrs[:2] }, "addresses 10.0.0.1:6379,10.0.0.2:6379, input 1"},
+		// The same loopback address on two machines: two servers.
+		{"another server at the same addresses", func(t *Target) { t.RedisVersion = "7.0.15" }, "Redis 7.0.15, input 1 Redis 7.2.4 at the same addresses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ss []*Summary
+			for node := 1; node <= 3; node++ {
+				s := nodeSummary(node, 3, engineResult(t, newProcess(rng, 100, 500, 2), 10, node))
+				s.Target = base
+				s.Target.Addrs = slices.Clone(base.Addrs)
+				if node == 3 {
+					tt.change(&s.Target)
+				}
+				ss = append(ss, s)
+			}
+			_, err := Merge(ss, MergeOptions{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Merge: %v", err)
+				}
+				return
+			}
+			var me *MergeError
+			if !errors.As(err, &me) || !me.Forcible || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("Merge error %v: want a forcible MergeError saying %q and naming --force", err, tt.want)
+			}
+			merged, err := Merge(ss, MergeOptions{Force: true})
+			if err != nil {
+				t.Fatalf("forced: %v", err)
+			}
+			if !slices.ContainsFunc(merged.Notes, func(n string) bool { return strings.Contains(n, "by force") && strings.Contains(n, tt.want) }) {
+				t.Errorf("forced merge notes %q: want one saying what differed (%q)", merged.Notes, tt.want)
+			}
+			if merged.Results[0].Acquired != ss[0].Results[0].Acquired+ss[1].Results[0].Acquired+ss[2].Results[0].Acquired {
+				t.Errorf("forced merge did not add the counts up")
+			}
+		})
+	}
+}
+
+// TestMergeRefusesRunsApart: processes that met at a barrier ran at the same time, so
+// their run windows (started_at plus warm-ups and measured durations) overlap — even when
+// they were started one after another, each within the others' window. An input that ran
+// before or after the others is refused, naming it, unless forced.
+func TestMergeRefusesRunsApart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	at := func(node int, start time.Time, durationS float64) *Summary {
+		s := nodeSummary(node, 3, engineResult(t, newProcess(rng, 100, 500, 2), durationS, node))
+		s.StartedAt = start
+		s.Config.WarmupS = 1
+		return s
+	}
+	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		ss   []*Summary
+		want string // "" = mergeable
+	}{
+		{"together", []*Summary{at(1, t0, 10), at(2, t0.Add(2*time.Second), 10), at(3, t0.Add(time.Second), 10)}, ""},
+		// Each started within the previous one's window: they waited for the last at the barrier.
+		{"started one after another", []*Summary{at(1, t0, 10), at(2, t0.Add(9*time.Second), 10), at(3, t0.Add(18*time.Second), 10)}, ""},
+		{"unknown start", []*Summary{at(1, t0, 10), at(2, time.Time{}, 10), at(3, t0, 10)}, ""},
+		{"clocks a little apart", []*Summary{at(1, t0, 10), at(2, t0.Add(11500*time.Millisecond), 10), at(3, t0, 10)}, ""},
+		{"one an hour later", []*Summary{at(1, t0, 10), at(2, t0.Add(time.Hour), 10), at(3, t0, 10)},
+			"input 2 started at 2025-03-01T11:00:00Z, 59m49s after input 1's run had ended (started 2025-03-01T10:00:00Z, 11s of warm-up and measurement)"},
+		{"one the day before", []*Summary{at(1, t0, 10), at(2, t0, 10), at(3, t0.Add(-24*time.Hour), 10)},
+			"input 1 started at 2025-03-01T10:00:00Z, 23h59m49s after input 3's run had ended"},
+		// Two pairs, each run together, but not with the other pair.
+		{"two runs", []*Summary{at(1, t0, 10), at(2, t0.Add(5*time.Minute), 10), at(3, t0.Add(time.Second), 10)},
+			"input 2 started at 2025-03-01T10:05:00Z, 4m48s after input 3's run had ended"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Merge(tt.ss, MergeOptions{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Merge: %v", err)
+				}
+				return
+			}
+			var me *MergeError
+			if !errors.As(err, &me) || !me.Forcible || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--force") {
+				t.Fatalf("Merge error %v: want a forcible MergeError saying %q and naming --force", err, tt.want)
+			}
+			merged, err := Merge(tt.ss, MergeOptions{Force: true})
+			if err != nil {
+				t.Fatalf("forced: %v", err)
+			}
+			if !slices.ContainsFunc(merged.Notes, func(n string) bool {
+				return strings.Contains(n, "by force") && strings.Contains(n, "did not run together")
+			}) {
+				t.Errorf("forced merge notes %q: want one saying the inputs did not run together", merged.Notes)
 			}
 		})
 	}
@@ -404,7 +529,7 @@ func TestMergeRejects(t *testing.T) {
 func TestMergeOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	in := nodeSummary(1, 1, engineResult(t, newProcess(rng, 500, 500, 3), 10, 1))
-	merged, err := Merge([]*Summary{in})
+	merged, err := Merge([]*Summary{in}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
