@@ -37,6 +37,16 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if *slo == "" {
 		return usageErrorf("--slo is required, e.g. --slo p99=5ms")
 	}
+	if ramp.Start <= 0 {
+		return usageErrorf("invalid --start %v: want the first offered rate, acquisitions/s > 0", ramp.Start)
+	}
+	if ramp.Factor <= 1 {
+		return usageErrorf("invalid --factor %v: want more than 1, each step offering more than the last", ramp.Factor)
+	}
+	if ramp.StepDuration <= 0 {
+		return usageErrorf("invalid --step-duration %s: want a duration > 0", ramp.StepDuration)
+	}
+	f.faultWindow = ramp.StepDuration
 	objective, err := workload.ParseSLO(*slo)
 	if err != nil {
 		return err

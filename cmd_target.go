@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("target up|down|status [flags]", targetSynopsis, stdout)
 	topology := fs.String("topology", target.Single, "up: what to start: "+strings.Join(target.Topologies(), ", "))
 	state := fs.String("state", target.DefaultStatePath(), "the state file")
+	password := fs.String("password", "", "up: make the servers require this password (default $"+passwordEnv+"); runs then need it too")
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
 			return err // pflag has printed the usage
@@ -37,12 +39,19 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	case "up":
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		st, err := target.Up(ctx, *topology, *state)
+		auth := target.Auth{Password: *password}
+		if auth.Password == "" {
+			auth.Password = os.Getenv(passwordEnv)
+		}
+		st, err := target.UpAuth(ctx, *topology, *state, auth)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it; stop it with 'lockbench target down'\n",
 			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state)
+		if st.RequirePass {
+			fmt.Fprintln(stdout, "the servers require the password: give runs --password or "+passwordEnv)
+		}
 		return nil
 	case "down":
 		if err := target.Down(*state); err != nil {

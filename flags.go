@@ -34,11 +34,15 @@ type loadFlags struct {
 	profile  string
 	faults   []string
 
-	redis, sentinel, master, topology string
-	connectTimeout                    time.Duration
+	connFlags
 
 	format, out, hdrDir, plot string
 	quiet, failOnUnsafe       bool
+	maxErrors                 maxErrors
+
+	// faultWindow is how long a phase's measured window is when it is not --duration
+	// (capacity's steps): scheduled faults must fire within it.
+	faultWindow time.Duration
 
 	node, barrier string
 
@@ -68,14 +72,11 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.Var(&f.cfg.OnLost, "on-lost", "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)")
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
-	fs.StringVar(&f.redis, "redis", "", "external Redis: host:port[,host:port...]; several standalone servers are redlock's masters (default: spawn redis-server, or embed one)")
-	fs.StringVar(&f.sentinel, "sentinel", "", "external sentinels host:port[,...] (with --master)")
-	fs.StringVar(&f.master, "master", "", "the sentinel master name (with --sentinel)")
-	fs.StringVar(&f.topology, "topology", "", "what to spawn without --redis: "+strings.Join(target.Topologies(), ", ")+" (default: what the strategies need)")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", target.DefaultConnectTimeout, "give up reaching Redis after this long")
+	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more Redis or network errors than this: a count, or a share of its attempts (1%)")
+	f.connFlags.bind(fs)
 	fs.StringVarP(&f.format, "format", "f", report.DefaultFormat, "report format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
-	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <strategy>.hgrm (percentile distribution) and <strategy>.hlog (interval log) here")
+	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <name>.hgrm (percentile distribution) and <name>.hlog (interval log) here, one pair per phase named as its table row (e.g. token-ttl=1s)")
 	fs.StringVar(&f.plot, "plot", "", "also draw the results into this file (.png or .svg)")
 	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier")
 	fs.StringVar(&f.barrier, "barrier", "", "multi-machine run: a name shared by the N processes; they start each phase together")
@@ -105,6 +106,12 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	// command line.
 	f.cmdline = map[string]bool{}
 	f.fs.Visit(func(fl *pflag.Flag) { f.cmdline[fl.Name] = true })
+	if err := f.checkCommandLine(); err != nil {
+		return workload.Config{}, nil, err
+	}
+	if err := checkStrategies(f.strategy); err != nil {
+		return workload.Config{}, nil, err
+	}
 	var prof *profiles.Profile
 	if f.profile != "" {
 		p, err := profiles.Load(f.profile)
@@ -169,6 +176,14 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 		if err := f.fs.Set(v.Key, v.Value); err != nil {
 			return p.ErrorAt(v, err)
 		}
+		if err := checkSetting(v.Key, &f.cfg); err != nil {
+			return p.ErrorAt(v, err)
+		}
+		if v.Key == "strategy" {
+			if err := checkStrategies(v.Value); err != nil {
+				return p.ErrorAt(v, err)
+			}
+		}
 	}
 	if !f.cmdline["fault"] {
 		for _, v := range p.Faults {
@@ -186,6 +201,10 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]workload.Phase, error) {
 	var out []workload.Phase
 	for _, pp := range p.Phases {
+		if _, ok := strategies.Lookup(pp.Strategy); !ok {
+			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line},
+				fmt.Errorf("unknown strategy %q; valid: %s", pp.Strategy, strings.Join(strategies.Names(), ", ")))
+		}
 		ph := cfg.Phase(pp.Strategy)
 		ph.Label = pp.Label
 		fs := phaseFlags(&ph)
@@ -194,6 +213,9 @@ func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]
 				continue
 			}
 			if err := fs.Set(v.Key, v.Value); err != nil {
+				return nil, p.ErrorAt(v, err)
+			}
+			if err := checkPhaseSetting(v.Key, &ph); err != nil {
 				return nil, p.ErrorAt(v, err)
 			}
 		}
@@ -249,6 +271,13 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 			return nil, err
 		}
 	}
+	window := cfg.Duration
+	if f.faultWindow > 0 {
+		window = f.faultWindow
+	}
+	if err := checkFaultTimes(cfg.Phases, window); err != nil {
+		return nil, err
+	}
 	if err := f.checkOutput(); err != nil {
 		return nil, err
 	}
@@ -256,6 +285,11 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 	ctx, stop := signalContext(progress)
 	s, err := f.open(ctx, &cfg)
 	if err != nil {
+		stop()
+		return nil, err
+	}
+	if err := checkReplicas(ctx, &cfg, s.conn); err != nil {
+		s.close()
 		stop()
 		return nil, err
 	}
@@ -336,14 +370,15 @@ func (s *session) close() {
 // open connects to (or spawns, or embeds) the target the flags describe, with proxies in
 // front of the servers when a fault needs them.
 func (f *loadFlags) open(ctx context.Context, cfg *workload.Config) (*session, error) {
-	spec := target.Spec{
-		Redis: splitList(f.redis), Sentinels: splitList(f.sentinel), Master: f.master,
-		Topology: f.topology, ConnectTimeout: f.connectTimeout,
-	}
+	need := ""
 	for _, ph := range cfg.Phases {
 		if info, _ := strategies.Lookup(ph.Strategy); info.MultiNode {
-			spec.Need = target.Redlock
+			need = target.Redlock
 		}
+	}
+	spec, err := f.connFlags.spec(need)
+	if err != nil {
+		return nil, err
 	}
 	s := &session{}
 	failovers := countFaults(cfg, faults.Failover)
@@ -470,10 +505,13 @@ func (f *loadFlags) finish(sum *report.Summary, stdout io.Writer) error {
 	}
 	if f.failOnUnsafe {
 		for _, r := range sum.Results {
-			if strings.HasPrefix(r.Verdict, "UNSAFE") {
+			if report.IsUnsafe(r.Verdict) {
 				return &exitError{code: exitUnsafe, msg: fmt.Sprintf("%s: %s (--fail-on-unsafe)", resultName(r), r.Verdict)}
 			}
 		}
+	}
+	if msg := f.maxErrors.exceeded(sum.Results); msg != "" {
+		return &exitError{code: exitErrors, msg: msg}
 	}
 	return nil
 }
@@ -495,7 +533,7 @@ func (f *loadFlags) checkOutput() error {
 			return &usageError{err}
 		}
 	}
-	return nil
+	return f.checkOutputPaths()
 }
 
 // writeReport writes the summary to out, or to stdout when out is empty.

@@ -32,6 +32,7 @@ const (
 	exitUsage       = 2   // bad flag, value, profile or fault spec
 	exitUnsafe      = 3   // --fail-on-unsafe and mutual exclusion failed
 	exitRegression  = 4   // report compare --fail-on-regression found one
+	exitErrors      = 5   // --max-errors: more Redis or network errors than allowed
 	exitInterrupted = 130 // SIGINT/SIGTERM: the partial report was printed
 )
 
@@ -153,7 +154,10 @@ func newFlags(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: lockbench %s\n\n%s\n\nFlags:\n%s", name, synopsis, fs.FlagUsagesWrapped(100))
+		fmt.Fprintf(stdout, "Usage: lockbench %s\n\n%s\n", name, synopsis)
+		if flags := fs.FlagUsagesWrapped(100); flags != "" {
+			fmt.Fprintf(stdout, "\nFlags:\n%s", flags)
+		}
 	}
 	return fs
 }

@@ -44,6 +44,21 @@ func TestUsageErrorsExit2NamingTheField(t *testing.T) {
 		{[]string{"run", "stray"}, []string{"unexpected argument"}},
 		{[]string{"bench"}, []string{"unknown command", "run"}},
 		{[]string{"strategies", "--format", "yaml"}, []string{"--format", "json"}},
+		{[]string{"run", "--workers", "0"}, []string{"--workers 0", "at least 1"}},
+		{[]string{"run", "--keys", "0"}, []string{"--keys 0", "at least 1"}},
+		{[]string{"run", "--duration", "0s"}, []string{"--duration 0s", "> 0"}},
+		{[]string{"run", "--acquire-timeout", "0s"}, []string{"--acquire-timeout 0s", "> 0"}},
+		{[]string{"run", "--warmup", "-1s"}, []string{"--warmup -1s", "0 = no warm-up"}},
+		{[]string{"run", "--strategy", "all,token"}, []string{"--strategy", "'all' already runs every strategy"}},
+		{[]string{"run", "--fault", "kill:node=0,at=20s", "--duration", "5s"}, []string{"--fault", "at=20s", "outside the measured window"}},
+		{[]string{"run", "--max-errors", "lots"}, []string{"--max-errors", "percentage"}},
+		{[]string{"run", "--out", "/nonexistent-dir/r.json"}, []string{"--out", "cannot be written"}},
+		{[]string{"run", "--hdr-dir", "/proc/no-such-dir"}, []string{"--hdr-dir", "cannot be created"}},
+		{[]string{"run", "--plot", "/nonexistent-dir/p.png"}, []string{"--plot", "cannot be written"}},
+		{[]string{"run", "--wait-replicas", "1", "--duration", "1s"}, []string{"--wait-replicas 1", "0 replica"}},
+		{[]string{"capacity", "--slo", "p99=5ms", "--start", "0"}, []string{"--start 0"}},
+		{[]string{"run", "--tls-cert", "c.pem"}, []string{"--tls-cert and --tls-key go together"}},
+		{[]string{"run", "--tls-ca-cert", "/nonexistent-ca.pem"}, []string{"--tls-ca-cert"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := cli(tc.args...)

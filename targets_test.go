@@ -125,6 +125,10 @@ func TestProfileErrorsExit2NamingIt(t *testing.T) {
 		{write("type.yaml", "strategy: token\nworkers: lots\n"), []string{"line 2", "workers", "whole number"}},
 		{write("value.yaml", "strategy: token\nhold: forever\n"), []string{"line 2", "hold", "uniform:MIN..MAX"}},
 		{write("fault.yaml", "faults: [\"meteor:p=1\"]\n"), []string{"line 1", "meteor", "holder-pause"}},
+		{write("zero.yaml", "strategy: token\nworkers: 0\n"), []string{"zero.yaml", "line 2", "--workers 0", "at least 1"}},
+		{write("warmup.yaml", "strategy: token\nwarmup: -1s\n"), []string{"line 2", "--warmup -1s"}},
+		{write("phasezero.yaml", "duration: 1s\nphases:\n  - strategy: token\n    keys: 0\n"), []string{"line 4", "--keys 0"}},
+		{write("phasetypo.yaml", "duration: 1s\nphases:\n  - strategy: token\n  - strategy: tokn\n"), []string{"phasetypo.yaml", "line 4", `"tokn"`, "fenced"}},
 	} {
 		code, _, stderr := cli("run", "--profile", tc.profile, "-q")
 		if code != exitUsage {
@@ -190,12 +194,17 @@ func TestFailOnUnsafeExits3(t *testing.T) {
 	}
 }
 
-// buildBinary builds lockbench once per test binary run.
+// binDir is the temporary directory buildOnce made for the binary, "" until it made one;
+// TestMain (main_bin_test.go) removes it when the tests end.
+var binDir string
+
+// buildOnce builds lockbench once per test binary run.
 var buildOnce = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "lockbench-bin-")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "lockbench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build: %v\n%s", err, out)
@@ -616,5 +625,42 @@ func TestFenceResetIsNotFenced(t *testing.T) {
 	if r := s.Results[0]; r.Safety.FenceRegressions == 0 || !strings.HasPrefix(r.Verdict, "UNSAFE") {
 		t.Errorf("fencing counter lost with the server: %d fence regressions, verdict %q; want regressions and UNSAFE",
 			r.Safety.FenceRegressions, r.Verdict)
+	}
+}
+
+// --max-errors: a run whose Redis died halfway fails with exit 5 instead of passing CI; a
+// limit it stays within does not.
+func TestMaxErrorsExits5(t *testing.T) {
+	redistest.Require(t)
+	args := []string{"run", "--strategy", "token", "--workers", "4", "--fault", "kill:node=0,at=300ms",
+		"--duration", "1s", "--warmup", "0", "--acquire-timeout", "200ms", "-q"}
+	code, _, stderr := cli(append(args, "--max-errors", "10")...)
+	if code != exitErrors || !strings.Contains(stderr, "--max-errors 10") {
+		t.Errorf("a dead server with --max-errors 10: exit %d, want %d; %s", code, exitErrors, stderr)
+	}
+	code, _, stderr = cli(append(args, "--max-errors", "100%")...)
+	if code != exitOK {
+		t.Errorf("--max-errors 100%%: exit %d, want 0; %s", code, stderr)
+	}
+}
+
+// run --state FILE uses the topology `target up --state FILE` started, not the default one.
+func TestRunUsesTheStateFileItIsGiven(t *testing.T) {
+	redistest.Require(t)
+	state := filepath.Join(t.TempDir(), "st.json")
+	if code, out, stderr := cli("target", "up", "--state", state); code != exitOK {
+		t.Fatalf("target up: exit %d: %s %s", code, out, stderr)
+	}
+	t.Cleanup(func() { cli("target", "down", "--state", state) })
+	st, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, code, stderr := runJSON(t, "run", "--state", state, "--duration", "300ms", "--warmup", "0", "--workers", "2")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if s.Target.Mode != "spawned" || len(s.Target.Addrs) == 0 || !strings.Contains(string(st), s.Target.Addrs[0]) {
+		t.Errorf("run --state %s used %+v, not the servers of that state file:\n%s", state, s.Target, st)
 	}
 }
