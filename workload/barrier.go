@@ -6,15 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/rueidis"
 )
 
-// Barrier makes N lockbench processes — on any machines, sharing one Redis — run each phase
-// together: every process waits at a Redis counter until all N arrived, before the phase
-// starts and again after it ends, so their measured windows line up and `report merge`
-// gives the whole picture. The processes share the run's key prefix (derived from Name), so
-// they contend for the very same locks; node 1 alone cleans the keys up.
+// Barrier makes N lockbench processes — on any machines, sharing one lock service — run
+// each phase together: every process waits at a counter in the Backend's shared store (a
+// Redis key) until all N arrived, before the phase starts and again after it ends, so their
+// measured windows line up and `report merge` gives the whole picture. The processes share
+// the run's key prefix (derived from Name), so they contend for the very same locks; node 1
+// alone cleans the keys up.
 type Barrier struct {
 	Name    string        // shared by the N processes, e.g. a job name; keys are lockbench:<Name>:...
 	Node    int           // this process, 1..Nodes
@@ -53,13 +52,11 @@ func (b *Barrier) validate() error {
 func (b *Barrier) prefix() string { return "lockbench:" + b.Name + ":" }
 
 // meet waits until all Nodes processes reached meeting point (e.g. "3:start"). Each process
-// increments the meeting's counter once and polls it; the counter expires on its own.
-func (b *Barrier) meet(ctx context.Context, c rueidis.Client, point string) error {
+// increments the meeting's counter in the backend's shared store once and polls it; the
+// counter expires on its own.
+func (b *Barrier) meet(ctx context.Context, store Backend, point string) error {
 	key := b.prefix() + "barrier:" + point
-	cmds := c.DoMulti(ctx,
-		c.B().Incr().Key(key).Build(),
-		c.B().Expire().Key(key).Seconds(int64((b.Timeout + time.Minute).Seconds())).Build())
-	n, err := cmds[0].AsInt64()
+	n, err := store.Arrive(ctx, key, b.Timeout+time.Minute)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", key, err)
 	}
@@ -73,7 +70,7 @@ func (b *Barrier) meet(ctx context.Context, c rueidis.Client, point string) erro
 			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
-		if n, err = c.Do(ctx, c.B().Get().Key(key).Build()).AsInt64(); err != nil {
+		if n, err = store.Arrived(ctx, key); err != nil {
 			return fmt.Errorf("barrier %s: %w", key, err)
 		}
 	}

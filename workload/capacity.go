@@ -131,9 +131,10 @@ func (r *Ramp) validate() error {
 }
 
 // Capacity searches, for each phase of cfg, the highest open-loop rate at which the
-// strategy meets slo. Every step is a phase of its own on fresh keys. onStep, when set,
-// sees each step as it finishes. It returns the answers and every step's full result.
-func Capacity(ctx context.Context, cfg Config, t Target, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
+// strategy meets slo on the lock service b (a Target for Redis). Every step is a phase of
+// its own on fresh keys. onStep, when set, sees each step as it finishes. It returns the
+// answers and every step's full result.
+func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
 	if err := ramp.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +151,7 @@ func Capacity(ctx context.Context, cfg Config, t Target, o Options, slo SLO, ram
 			ph.Rate, ph.Label = rate, fmt.Sprintf("%s %s/s", stage, report.FormatRate(rate))
 			sub := cfg
 			sub.Phases = []Phase{ph}
-			rs, err := Run(ctx, sub, t, o)
+			rs, err := Run(ctx, sub, b, o)
 			all = append(all, rs...)
 			if err != nil {
 				return false, err

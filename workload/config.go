@@ -137,6 +137,9 @@ type Phase struct {
 	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
 
+// DefaultDuration is the measured time per phase when none is given.
+const DefaultDuration = 10 * time.Second
+
 // warmup is the warm-up time, 0 for none.
 func (c *Config) warmup() time.Duration { return max(c.Warmup, 0) }
 
@@ -157,6 +160,9 @@ type ConfigError struct {
 	Reason string // including the valid values
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *ConfigError) ExitCode() int { return 2 }
+
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("invalid --%s %q: %s", e.Field, e.Value, e.Reason)
 }
@@ -171,10 +177,10 @@ func (c *Config) Validate() error {
 		c.Keys = 1
 	}
 	if c.TTL == 0 {
-		c.TTL = 10 * time.Second
+		c.TTL = strategies.DefaultTTL
 	}
 	if c.Duration == 0 {
-		c.Duration = 10 * time.Second
+		c.Duration = DefaultDuration
 	}
 	if c.Duration < 0 {
 		return &ConfigError{Field: "duration", Value: c.Duration.String(), Reason: "must be > 0"}

@@ -11,20 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
-
-// Target is the Redis a run drives strategies against. The clients belong to the caller.
-type Target struct {
-	// Client reaches the Redis that the single-node strategies lock on.
-	Client rueidis.Client
-	// Nodes are independent masters for redlock; without them redlock is refused.
-	Nodes []rueidis.Client
-}
 
 // Progress is the live state of a run, reported once a second.
 type Progress struct {
@@ -67,22 +56,23 @@ type Options struct {
 	// Faults builds the fault injectors of a phase that has fault specs. A phase with
 	// faults and no Faults builder is an error.
 	Faults func(Phase) (Faults, error)
-	// NoCost skips the INFO snapshots, for targets without INFO (the embedded server): the
-	// results then say the cost was not measured.
+	// NoCost skips the cost readings, for a service that cannot report its cost (the
+	// embedded Redis has no INFO): the results then say the cost was not measured.
 	NoCost bool
 }
 
-// Run drives each phase and returns one Result per phase that started. When ctx ends
-// mid-run, the interrupted phase's Result covers what ran and is marked interrupted, and
-// Run returns ctx's error alongside the results.
-func Run(ctx context.Context, cfg Config, t Target, o Options) ([]report.Result, error) {
+// Run drives each phase against the lock service b (a Target for Redis) and returns one
+// Result per phase that started. When ctx ends mid-run, the interrupted phase's Result
+// covers what ran and is marked interrupted, and Run returns ctx's error alongside the
+// results.
+func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	// Build every strategy once before running anything: a bad combination with the target
 	// (redlock without masters) fails the run at once, not after minutes of earlier phases.
 	for _, ph := range cfg.Phases {
-		s, err := strategies.New(ph.Strategy, strategyOptions(ph, t, strategies.Hooks{}))
+		s, err := strategies.New(ph.Strategy, strategyOptions(ph, b, strategies.Hooks{}))
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +83,7 @@ func Run(ctx context.Context, cfg Config, t Target, o Options) ([]report.Result,
 	}
 	var results []report.Result
 	for i, ph := range cfg.Phases {
-		p, err := newPhase(i, ph, &cfg, t, o)
+		p, err := newPhase(i, ph, &cfg, b, o)
 		if err != nil {
 			return results, err
 		}
@@ -106,26 +96,29 @@ func Run(ctx context.Context, cfg Config, t Target, o Options) ([]report.Result,
 	return results, nil
 }
 
-func strategyOptions(ph Phase, t Target, hooks strategies.Hooks) strategies.Options {
-	return strategies.Options{Client: t.Client, Nodes: t.Nodes, TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait,
-		WaitReplicas: ph.waitReplicas, Hooks: hooks}
+// strategyOptions are the options ph's strategy is built with: the phase's settings, and
+// the service's part from b.
+func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) strategies.Options {
+	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Hooks: hooks}
+	b.Configure(&o)
+	return o
 }
 
 // phase is one strategy's run.
 type phase struct {
-	index  int
-	ph     Phase
-	client rueidis.Client // for the barrier
-	cfg    *Config
-	strat  strategies.Strategy
-	info   strategies.Info
-	faults Faults        // nil without faults
-	nodes  []target.Node // the servers whose INFO measures this phase's cost
-	prefix string        // every key of the phase starts with it
-	state  []keyState    // per key: its name, built once, and the oracle's view of it
-	rec    *recorder
-	origin time.Time // monotonic origin of keyState timestamps
-	seed   uint64
+	index   int
+	ph      Phase
+	backend Backend // for the barrier and the clock
+	cfg     *Config
+	strat   strategies.Strategy
+	info    strategies.Info
+	faults  Faults     // nil without faults
+	scope   Scope      // the servers and keys of the phase: its cost, stuck locks and cleanup
+	prefix  string     // every key of the phase starts with it
+	state   []keyState // per key: its name, built once, and the oracle's view of it
+	rec     *recorder
+	origin  time.Time // monotonic origin of keyState timestamps
+	seed    uint64
 
 	// Open loop: the measured window is the arrivals due in [winStart, winEnd), however late
 	// they are sent or finish (wrk2's definition: lateness is latency, not lost rate).
@@ -133,10 +126,10 @@ type phase struct {
 	sched            *schedule
 	inflight         atomic.Int64 // in-window arrivals claimed and not finished
 
-	firstErr atomic.Pointer[string] // the first Redis error a worker saw, for the report
+	firstErr atomic.Pointer[string] // the first error a worker saw, for the report
 
-	// Multi-process runs: every critical section, and the clock against the barrier's Redis
-	// at the start and end meetings; nil and zero otherwise.
+	// Multi-process runs: every critical section, and the clock against the backend's
+	// reference clock at the start and end meetings; nil and zero otherwise.
 	hist          *histories
 	clockAtStart  clockSync
 	clockAtFinish clockSync
@@ -145,9 +138,9 @@ type phase struct {
 	events   []report.Event
 }
 
-func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, error) {
+func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, error) {
 	p := &phase{
-		index: index, ph: ph, cfg: cfg, client: t.Client,
+		index: index, ph: ph, cfg: cfg, backend: b,
 		prefix: cfg.KeyPrefix + strconv.Itoa(index+1) + ":" + ph.Strategy + ":",
 		state:  make([]keyState, ph.Keys),
 		origin: time.Now(),
@@ -162,7 +155,7 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 		}
 		p.faults, hooks = f, f.Hooks()
 	}
-	strat, err := strategies.New(ph.Strategy, strategyOptions(ph, t, hooks))
+	strat, err := strategies.New(ph.Strategy, strategyOptions(ph, b, hooks))
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +168,7 @@ func newPhase(index int, ph Phase, cfg *Config, t Target, o Options) (*phase, er
 	if cfg.Barrier != nil {
 		p.hist = newHistories(ph.Concurrency())
 	}
-	if p.info.MultiNode {
-		p.nodes = target.Nodes(t.Nodes...)
-	} else {
-		p.nodes = target.Nodes(t.Client)
-	}
+	p.scope = b.Scope(p.info, p.prefix)
 	return p, nil
 }
 
@@ -197,7 +186,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	if p.hist != nil {
 		var err error
-		if p.clockAtStart, err = syncClock(ctx, p.client, p.origin); err != nil {
+		if p.clockAtStart, err = syncClock(ctx, p.backend, p.origin); err != nil {
 			return p.result(time.Now(), time.Now(), nil, nil), err
 		}
 	}
@@ -255,10 +244,10 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		return r, ctx.Err()
 	}
 
-	var before []target.ServerStats
-	var infoErr error
+	var stopCost func(context.Context) (Cost, error)
+	var costErr error
 	if !o.NoCost {
-		before, infoErr = target.Snapshot(ctx, p.nodes)
+		stopCost, costErr = p.scope.StartCost(ctx)
 	}
 	statsBefore := p.strat.Stats()
 	p.rec.on.Store(true)
@@ -269,9 +258,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
-	var after []target.ServerStats
-	if !o.NoCost && infoErr == nil {
-		after, infoErr = target.Snapshot(context.WithoutCancel(ctx), p.nodes)
+	var cost Cost
+	if !o.NoCost && costErr == nil {
+		cost, costErr = stopCost(context.WithoutCancel(ctx))
 	}
 	drain()
 
@@ -283,12 +272,10 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	switch {
 	case o.NoCost:
-	case infoErr != nil:
-		r.Notes = append(r.Notes, "Redis cost not measured: "+firstLine(infoErr.Error()))
-	case !sameServers(before, after):
-		r.Notes = append(r.Notes, "Redis cost not measured: the servers changed during the phase (a failover or restart)")
+	case costErr != nil:
+		r.Notes = append(r.Notes, p.backend.Name()+" cost not measured: "+firstLine(costErr.Error()))
 	default:
-		p.fillCost(&r, before, after)
+		fillCost(&r, cost)
 	}
 	if err := p.meet(ctx, "end"); err != nil && ctx.Err() == nil {
 		r.Notes = append(r.Notes, err.Error())
@@ -312,7 +299,7 @@ func (p *phase) meet(ctx context.Context, point string) error {
 	if p.cfg.Barrier == nil {
 		return nil
 	}
-	return p.cfg.Barrier.meet(ctx, p.client, strconv.Itoa(p.index+1)+":"+point)
+	return p.cfg.Barrier.meet(ctx, p.backend, strconv.Itoa(p.index+1)+":"+point)
 }
 
 // leader reports whether this process owns the phase's shared chores (stuck keys, cleanup).
@@ -480,7 +467,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 // serves alone; without a history, merge says the processes were not checked against
 // each other.
 func (p *phase) attachHistory(ctx context.Context, r *report.Result) {
-	end, err := syncClock(ctx, p.client, p.origin)
+	end, err := syncClock(ctx, p.backend, p.origin)
 	if err != nil {
 		end = clockSync{}
 	}
@@ -517,20 +504,6 @@ func (p *phase) attachEvents(r *report.Result) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// sameServers reports whether two snapshots are of the same server processes: INFO
-// counters of a restarted or replaced server cannot be subtracted.
-func sameServers(a, b []target.ServerStats) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Addr != b[i].Addr || a[i].RunID != b[i].RunID {
-			return false
-		}
-	}
-	return true
 }
 
 func cmpFloat(a, b float64) int {

@@ -125,10 +125,11 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 // testPhase builds a phase around any Strategy, without Redis.
 func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
-		ph: ph, cfg: cfg, strat: s, info: s.Info(),
+		ph: ph, cfg: cfg, strat: s, info: s.Info(), backend: Target{},
 		prefix: cfg.KeyPrefix + "test:", state: make([]keyState, ph.Keys),
 		origin: time.Now(), rec: newRecorder(ph.Concurrency()),
 	}
+	p.scope = redisScope{prefix: p.prefix} // no servers: nothing to measure or clean
 	for i := range p.state {
 		p.state[i].key = p.prefix + "k"
 	}

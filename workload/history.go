@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/lockbench/lockbench/report"
 )
 
@@ -80,7 +78,7 @@ func (h *histories) history(process string, start, end clockSync) (*report.Histo
 }
 
 // clockSync is one measurement of this process's clock against the reference clock (the
-// barrier's Redis TIME): the reference time, in µs, at the phase's origin.
+// backend's, e.g. the barrier's Redis TIME): the reference time, in µs, at the phase's origin.
 type clockSync struct {
 	ok            bool
 	at            time.Duration // when it was measured, since the origin
@@ -100,42 +98,23 @@ func converter(start, end clockSync) func(time.Duration) int64 {
 	}
 }
 
-// clockSamples is how many TIME round trips a clock measurement takes; the fastest counts.
+// clockSamples is how many round trips a clock measurement takes; the fastest counts.
 const clockSamples = 16
 
-// syncClock measures this process's clock against c's TIME, on a dedicated connection so
-// that no pipelined command delays the round trip: the sample with the shortest round trip
-// bounds the error best (NTP's and Jepsen's way).
-func syncClock(ctx context.Context, c rueidis.Client, origin time.Time) (clockSync, error) {
-	best := clockSync{uncertaintyUS: math.MaxInt64}
-	err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
-		for range clockSamples {
-			sent := time.Now()
-			v, err := dc.Do(ctx, dc.B().Time().Build()).AsStrSlice()
-			got := time.Now()
-			if err != nil {
-				return err
-			}
-			if len(v) != 2 {
-				return fmt.Errorf("TIME answered %q", v)
-			}
-			var sec, usec int64
-			if _, err := fmt.Sscan(v[0], &sec); err != nil {
-				return fmt.Errorf("TIME answered %q", v)
-			}
-			if _, err := fmt.Sscan(v[1], &usec); err != nil {
-				return fmt.Errorf("TIME answered %q", v)
-			}
-			rtt := got.Sub(sent)
-			if u := (rtt.Microseconds() + 1) / 2; u < best.uncertaintyUS {
-				mid := sent.Add(rtt / 2).Sub(origin)
-				best = clockSync{ok: true, at: mid, refAtOrigin: float64(sec*1e6+usec) - float64(mid)/1e3, uncertaintyUS: u + 1}
-			}
-		}
-		return nil
-	})
+// syncClock measures this process's clock against the backend's reference clock: the
+// sample with the shortest round trip bounds the error best (NTP's and Jepsen's way).
+func syncClock(ctx context.Context, b Backend, origin time.Time) (clockSync, error) {
+	samples, err := b.ClockSamples(ctx, clockSamples)
 	if err != nil {
-		return clockSync{}, fmt.Errorf("clock against the barrier's Redis: %w", err)
+		return clockSync{}, fmt.Errorf("clock against the barrier's %s: %w", b.Name(), err)
+	}
+	best := clockSync{uncertaintyUS: math.MaxInt64}
+	for _, s := range samples {
+		rtt := s.Got.Sub(s.Sent)
+		if u := (rtt.Microseconds() + 1) / 2; u < best.uncertaintyUS {
+			mid := s.Sent.Add(rtt / 2).Sub(origin)
+			best = clockSync{ok: true, at: mid, refAtOrigin: float64(s.RefUS) - float64(mid)/1e3, uncertaintyUS: u + 1}
+		}
 	}
 	return best, nil
 }
