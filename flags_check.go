@@ -91,19 +91,15 @@ func checkStrategies(list string) error {
 
 // checkFaultTimes refuses a scheduled fault that would fire after the measured window: it
 // would never happen, and the phase would pass for having survived it.
-func checkFaultTimes(phases []workload.Phase, window time.Duration) error {
-	for _, ph := range phases {
-		specs, err := faults.ParseAll(ph.Faults)
-		if err != nil {
-			return err
+func checkFaultTimes(plan *faults.Plan, window time.Duration) error {
+	var err error
+	plan.Any(func(s faults.Spec) bool {
+		if s.NeedsNodes() && s.At >= window {
+			err = usageErrorf("invalid --fault %q: at=%s falls outside the measured window of %s (times count from its start): it would never fire", s.Raw, s.At, window)
 		}
-		for _, s := range specs {
-			if s.NeedsNodes() && s.At >= window {
-				return usageErrorf("invalid --fault %q: at=%s falls outside the measured window of %s (times count from its start): it would never fire", s.Raw, s.At, window)
-			}
-		}
-	}
-	return nil
+		return err != nil
+	})
+	return err
 }
 
 // checkOutputPaths makes sure the report and its extra files can be written, by creating

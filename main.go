@@ -13,14 +13,6 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/plot"
-	"github.com/lockbench/lockbench/profiles"
-	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
-	"github.com/lockbench/lockbench/workload"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -102,6 +94,9 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
+// ExitCode marks it a usage error (see isUsage).
+func (e *usageError) ExitCode() int { return exitUsage }
+
 // exitError carries a specific exit code with its message.
 type exitError struct {
 	code int
@@ -130,21 +125,11 @@ func exitCode(cmd string, err error, stderr io.Writer) int {
 	return exitFailure
 }
 
-// isUsage reports whether err is the user's input being wrong, whichever package noticed.
+// isUsage reports whether err is the user's input being wrong, whichever package noticed:
+// such errors say so themselves, with an ExitCode method that returns exitUsage.
 func isUsage(err error) bool {
-	var (
-		ue *usageError
-		oe *strategies.OptionError
-		ce *workload.ConfigError
-		fe *report.FormatError
-		ae *target.AddrError
-		te *target.SpecError
-		pe *profiles.Error
-		se *faults.SpecError
-		ie *plot.FormatError
-	)
-	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &fe) ||
-		errors.As(err, &ae) || errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &ie)
+	var ec interface{ ExitCode() int }
+	return errors.As(err, &ec) && ec.ExitCode() == exitUsage
 }
 
 // newFlags returns a command's flag set: errors come back to us (exit 2, never a panic or

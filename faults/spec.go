@@ -150,6 +150,9 @@ type SpecError struct {
 	Reason string
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *SpecError) ExitCode() int { return 2 }
+
 func (e *SpecError) Error() string {
 	return fmt.Sprintf("invalid --fault %q: %s; valid forms:\n  %s", e.Value, e.Reason, strings.Join(Forms(), "\n  "))
 }

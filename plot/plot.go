@@ -72,6 +72,9 @@ type FormatError struct {
 	Path  string // the file, when the format came from its extension
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *FormatError) ExitCode() int { return 2 }
+
 func (e *FormatError) Error() string {
 	if e.Path != "" {
 		return fmt.Sprintf("plot: %s: unknown image extension %q: valid: .%s", e.Path, e.Value, strings.Join(Formats(), ", ."))

@@ -18,6 +18,9 @@ type Error struct {
 	Err     error  // the cause (an os error, a flag parser's error), if any; see Unwrap
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *Error) ExitCode() int { return 2 }
+
 func (e *Error) Error() string {
 	var head []string
 	if e.Profile != "" {

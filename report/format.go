@@ -46,6 +46,9 @@ type FormatError struct {
 	Value string // the format asked for
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *FormatError) ExitCode() int { return 2 }
+
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("invalid format %q: valid: %s", e.Value, strings.Join(Formats(), ", "))
 }

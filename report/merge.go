@@ -77,6 +77,9 @@ type MergeError struct {
 	Forcible bool
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *MergeError) ExitCode() int { return 2 }
+
 func (e *MergeError) Error() string {
 	if e.Forcible {
 		return "merge: " + e.Reason + " (--force merges them anyway)"

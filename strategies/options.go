@@ -86,6 +86,9 @@ type OptionError struct {
 	Reason string // what is wrong with it, including the valid values
 }
 
+// ExitCode is 2: the caller's input is wrong, as a command line reports it.
+func (e *OptionError) ExitCode() int { return 2 }
+
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("invalid %s %q: %s", e.Field, e.Value, e.Reason)
 }
@@ -305,7 +308,7 @@ func resolve(info Info, o Options) (*resolved, error) {
 
 func resolveOptions(info Info, o Options) (*resolved, error) {
 	if o.TTL == 0 {
-		o.TTL = 10 * time.Second
+		o.TTL = DefaultTTL
 	}
 	if o.TTL < time.Millisecond {
 		return nil, &OptionError{Field: "ttl", Value: o.TTL.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
@@ -399,3 +402,7 @@ func checkKey(key string) error {
 	}
 	return nil
 }
+
+// DefaultTTL is the lease time when none is given: the one default every layer (the
+// flags, a profile, the engine, the strategies) falls back to.
+const DefaultTTL = 10 * time.Second

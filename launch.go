@@ -1,0 +1,235 @@
+package main
+
+// What a load command does between its flags and its report: connect to the target, wire
+// the fault layer, run, and hand the summary on.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/profiles"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// launch is a load command under way: its resolved configuration, the connected target,
+// the progress line and the signal context. Close it when done.
+type launch struct {
+	ctx      context.Context
+	stop     func()
+	cfg      workload.Config
+	prof     *profiles.Profile
+	s        *session
+	progress *progressLine
+}
+
+// launch resolves the flags — prepare, when set, may then reshape the configuration (a
+// sweep turns it into phases) — checks the output flags, and connects to the target, all
+// before anything runs.
+func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) error) (*launch, error) {
+	cfg, prof, err := f.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if prepare != nil {
+		if err := prepare(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	// The faults are parsed here, once, after prepare has made the final phases.
+	phaseFaults := make([][]string, len(cfg.Phases))
+	for i, ph := range cfg.Phases {
+		phaseFaults[i] = ph.Faults
+	}
+	plan, err := faults.NewPlan(phaseFaults)
+	if err != nil {
+		return nil, err
+	}
+	window := cfg.Duration
+	if f.faultWindow > 0 {
+		window = f.faultWindow
+	}
+	if err := checkFaultTimes(plan, window); err != nil {
+		return nil, err
+	}
+	if err := f.checkOutput(); err != nil {
+		return nil, err
+	}
+	progress := newProgressLine(stderr, f.quiet)
+	ctx, stop := signalContext(progress)
+	s, err := f.open(ctx, &cfg, plan)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	if err := checkReplicas(ctx, &cfg, s.conn); err != nil {
+		s.close()
+		stop()
+		return nil, err
+	}
+	if f.cpuProfile != "" {
+		file, err := os.Create(f.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(file)
+		}
+		if err != nil {
+			s.close()
+			stop()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		inner := stop
+		stop = func() {
+			pprof.StopCPUProfile()
+			file.Close()
+			inner()
+		}
+	}
+	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
+		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
+	}
+	return &launch{ctx: ctx, stop: stop, cfg: cfg, prof: prof, s: s, progress: progress}, nil
+}
+
+func (l *launch) close() {
+	l.s.close()
+	l.stop()
+}
+
+// writeMemProfile writes the allocation profile --memprofile asks for.
+func (f *loadFlags) writeMemProfile() error {
+	if f.memProfile == "" {
+		return nil
+	}
+	file, err := os.Create(f.memProfile)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer file.Close()
+	return pprof.Lookup("allocs").WriteTo(file, 0)
+}
+
+// summary starts the report of this launch.
+func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
+	return f.summary(kind, &l.cfg, l.prof, l.s)
+}
+
+// complete ends a run: an error that is not the interruption is returned as is; otherwise
+// the report (partial when interrupted) is written.
+func (f *loadFlags) complete(l *launch, sum *report.Summary, runErr error, stdout io.Writer) error {
+	l.progress.clear()
+	if err := f.writeMemProfile(); err != nil {
+		return err
+	}
+	sum.Interrupted = runErr != nil && l.ctx.Err() != nil
+	if runErr != nil && !sum.Interrupted {
+		return runErr
+	}
+	return f.finish(sum, stdout)
+}
+
+// session is a connected target with what the fault layer needs.
+type session struct {
+	conn    *target.Conn
+	plan    *faults.Plan
+	proxies *faults.Proxies
+	nodes   *faults.Nodes
+}
+
+func (s *session) close() {
+	s.conn.Close()
+	if s.proxies != nil {
+		s.proxies.Close()
+	}
+}
+
+// open connects to (or spawns, or embeds) the target the flags describe, with proxies in
+// front of the servers when a fault needs them.
+func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults.Plan) (*session, error) {
+	need := ""
+	for _, ph := range cfg.Phases {
+		if info, _ := strategies.Lookup(ph.Strategy); info.MultiNode {
+			need = target.Redlock
+		}
+	}
+	spec, err := f.connFlags.spec(need)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{plan: plan}
+	failovers := plan.Count(faults.Failover)
+	if failovers > 1 {
+		return nil, usageErrorf("--fault failover: one failover per run (afterwards the initial master is no longer the master); got %d", failovers)
+	}
+	if plan.NeedsProxy() || failovers > 0 {
+		s.proxies = faults.NewProxies()
+	}
+	if plan.NeedsProxy() {
+		spec.Dial = s.proxies.Dial
+	}
+	if failovers > 0 {
+		spec.ReplicationVia = s.proxies.Replication
+		if spec.Topology == "" && spec.Need == "" {
+			spec.Topology = target.Sentinel // the only topology a failover can happen in
+		}
+	}
+	conn, err := target.Open(ctx, spec)
+	if err != nil {
+		if s.proxies != nil {
+			s.proxies.Close()
+		}
+		return nil, err
+	}
+	s.conn = conn
+	s.nodes = faults.NewNodes(conn, s.proxies)
+	// Check every phase's faults against this target now, not when the phase starts.
+	for i, ph := range cfg.Phases {
+		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodes); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// options are the engine's collaborators for this session.
+func (s *session) options(progress *progressLine) workload.Options {
+	return workload.Options{
+		Progress: progress.update,
+		NoCost:   s.conn.Mode == "embedded",
+		Faults: func(ph workload.Phase) (workload.Faults, error) {
+			specs, err := s.plan.Specs(ph.Faults)
+			if err != nil {
+				return nil, err
+			}
+			return faults.New(specs, ph.Concurrency(), s.nodes)
+		},
+	}
+}
+
+func (s *session) target() workload.Target {
+	return workload.Target{Client: s.conn.Client, Nodes: s.conn.Nodes}
+}
+
+// summary starts the report of a run on this session.
+func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Profile, s *session) *report.Summary {
+	sum := &report.Summary{
+		Tool: "lockbench", Kind: kind, Version: versionString(), StartedAt: time.Now().UTC(),
+		Target: report.Target{Mode: s.conn.Mode, Topology: s.conn.Topology, Addrs: s.conn.Addrs, RedisVersion: s.conn.RedisVersion, Note: s.conn.Note},
+		Config: cfg.Report(),
+		Node:   f.node,
+	}
+	if prof != nil {
+		sum.Config.Profile = prof.Name
+	}
+	if s.plan.NeedsProxy() {
+		sum.Notes = append(sum.Notes, "traffic to Redis goes through in-process TCP proxies (for the latency/partition faults): latencies include that hop")
+	}
+	return sum
+}

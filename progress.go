@@ -1,0 +1,68 @@
+package main
+
+// The live status line and the signal handling of a load command.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// signalContext is cancelled by the first SIGINT/SIGTERM; a second one kills at once.
+func signalContext(progress *progressLine) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+		progress.say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
+	}()
+	return ctx, stop
+}
+
+// progressLine is the live status on a terminal's stderr: rewritten in place once a second,
+// cleared before the report. Off when stderr is not a terminal or with --quiet.
+type progressLine struct {
+	w  io.Writer
+	on bool
+}
+
+func newProgressLine(stderr io.Writer, quiet bool) *progressLine {
+	f, ok := stderr.(*os.File)
+	return &progressLine{w: stderr, on: !quiet && ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progressLine) update(pr workload.Progress) {
+	if !p.on {
+		return
+	}
+	head := fmt.Sprintf("[%d/%d %s]", pr.Phase, pr.Phases, strings.TrimSpace(pr.Strategy+" "+pr.Label))
+	if pr.Warmup {
+		fmt.Fprintf(p.w, "\r\033[K%s warm-up %s/%s", head, pr.Elapsed.Round(time.Second), pr.Total)
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s %s/%s  %s acq/s  p99 %s  overlaps %d", head,
+		pr.Elapsed.Round(time.Second), pr.Total, report.FormatRate(pr.AcquireRate), report.FormatUS(float64(pr.P99US)), pr.Overlaps)
+}
+
+// say prints a line above the progress line; like the line itself, only on a terminal.
+func (p *progressLine) say(msg string) {
+	if p.on {
+		fmt.Fprintf(p.w, "\r\033[K%s\n", msg)
+	}
+}
+
+func (p *progressLine) clear() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
