@@ -121,7 +121,7 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	if f.strategy == "all" {
 		cfg.Strategies = strategies.Names()
 	} else {
-		cfg.Strategies = splitList(f.strategy)
+		cfg.Strategies = profiles.SplitList(f.strategy)
 	}
 	if cfg.TTL <= 0 {
 		return cfg, nil, usageErrorf("invalid --ttl %s: must be > 0", cfg.TTL)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
@@ -80,7 +81,7 @@ func (f *loadFlags) checkCommandLine() error {
 
 // checkStrategies refuses "all" beside other names: it already means every one.
 func checkStrategies(list string) error {
-	names := splitList(list)
+	names := profiles.SplitList(list)
 	for _, n := range names {
 		if n == "all" && len(names) > 1 {
 			return usageErrorf("invalid --strategy %q: 'all' already runs every strategy; give 'all' alone or a list of names", list)

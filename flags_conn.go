@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -89,7 +90,7 @@ func (c *connFlags) spec(need string) (target.Spec, error) {
 		return target.Spec{}, err
 	}
 	return target.Spec{
-		Redis: splitList(c.redis), Sentinels: splitList(c.sentinel), Master: c.master,
+		Redis: profiles.SplitList(c.redis), Sentinels: profiles.SplitList(c.sentinel), Master: c.master,
 		Topology: c.topology, Need: need, ConnectTimeout: c.connectTimeout, StatePath: c.state, Auth: auth,
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/resultschema"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -130,7 +131,7 @@ func TestRunJSONMatchesSchema(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if err := report.CheckJSONSchema([]byte(stdout)); err != nil {
+	if err := resultschema.Check([]byte(stdout)); err != nil {
 		t.Fatalf("output does not match the JSON contract: %v", err)
 	}
 	var s report.Summary

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
@@ -82,14 +81,4 @@ func writeReport(s *report.Summary, write report.Reporter, out string, stdout io
 		return err
 	}
 	return file.Close()
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

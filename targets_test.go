@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/resultschema"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -30,7 +31,7 @@ func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
 	if code != exitOK && code != exitUnsafe {
 		return nil, code, stderr
 	}
-	if err := report.CheckJSONSchema([]byte(stdout)); err != nil {
+	if err := resultschema.Check([]byte(stdout)); err != nil {
 		t.Fatalf("%v: output breaks the JSON contract: %v", args, err)
 	}
 	var s report.Summary
@@ -366,7 +367,7 @@ func mergeFiles(t *testing.T, files []string) report.Summary {
 	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.CheckJSONSchema([]byte(stdout)); err != nil {
+	if err := resultschema.Check([]byte(stdout)); err != nil {
 		t.Errorf("merged: %v", err)
 	}
 	return merged
@@ -415,8 +416,8 @@ func TestTwoProcessesOverlapAcrossTheBarrier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if data, err := os.ReadFile(f); err != nil || report.CheckJSONSchema(data) != nil {
-				t.Errorf("%s: %v %v", f, err, report.CheckJSONSchema(data))
+			if data, err := os.ReadFile(f); err != nil || resultschema.Check(data) != nil {
+				t.Errorf("%s: %v %v", f, err, resultschema.Check(data))
 			}
 			for _, r := range s.Results {
 				if r.Safety.Overlaps != 0 || r.History == nil || (r.Strategy == "fair" && r.History.Sections == 0) {

@@ -265,7 +265,7 @@ func (p *Profile) strategiesText(path string, n *yaml.Node) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		names = splitNames(s)
+		names = SplitList(s)
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
 			name, err := p.strategyText(fmt.Sprintf("%s[%d]", path, i), deref(item))
@@ -293,8 +293,9 @@ func (p *Profile) strategyText(path string, n *yaml.Node) (string, error) {
 	return s, nil
 }
 
-// splitNames splits "a, b,,c" into [a b c].
-func splitNames(s string) []string {
+// SplitList splits a comma list as the flags and profiles write them: "a, b,,c" is
+// [a b c].
+func SplitList(s string) []string {
 	var out []string
 	for _, part := range strings.Split(s, ",") {
 		if part = strings.TrimSpace(part); part != "" {

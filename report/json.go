@@ -7,7 +7,7 @@ import (
 )
 
 // JSON writes s as indented JSON (two spaces, trailing newline) in the schema of DESIGN.md
-// "JSON result"; CheckJSONSchema accepts what it writes. started_at is RFC 3339 (with
+// "JSON result"; internal/resultschema accepts what it writes. started_at is RFC 3339 (with
 // fractional seconds when the time has them). Lists the engine left nil are written as []
 // rather than null, so that consumers can iterate them without a null check.
 func JSON(w io.Writer, s *Summary) error {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/resultschema"
 )
 
 // jsonDoc runs the JSON reporter on s and returns its output.
@@ -20,7 +22,7 @@ func jsonDoc(t *testing.T, s *Summary) []byte {
 
 func TestJSONSchema(t *testing.T) {
 	data := jsonDoc(t, testSummary())
-	if err := CheckJSONSchema(data); err != nil {
+	if err := resultschema.Check(data); err != nil {
 		t.Fatalf("the JSON reporter's output fails the contract:\n%v", err)
 	}
 	if !bytes.HasSuffix(data, []byte("}\n")) || !bytes.HasPrefix(data, []byte("{\n  \"tool\": \"lockbench\",")) {
@@ -56,7 +58,7 @@ func TestJSONEmptyLists(t *testing.T) {
 	s.Target.Addrs = nil
 	s.Results[0].Timeline = nil
 	data := jsonDoc(t, s)
-	if err := CheckJSONSchema(data); err != nil {
+	if err := resultschema.Check(data); err != nil {
 		t.Fatalf("nil lists fail the contract: %v", err)
 	}
 	if bytes.Contains(data, []byte("null")) {
@@ -66,7 +68,7 @@ func TestJSONEmptyLists(t *testing.T) {
 		t.Errorf("JSON modified its input")
 	}
 	empty := jsonDoc(t, &Summary{Tool: "lockbench", StartedAt: time.Now()})
-	if err := CheckJSONSchema(empty); err != nil {
+	if err := resultschema.Check(empty); err != nil {
 		t.Errorf("a summary without results fails the contract: %v", err)
 	}
 }
@@ -106,7 +108,7 @@ func TestCheckJSONSchemaRejects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = CheckJSONSchema(data)
+			err = resultschema.Check(data)
 			if err == nil {
 				t.Fatalf("CheckJSONSchema accepted a document with %s", tt.name)
 			}
@@ -116,15 +118,15 @@ func TestCheckJSONSchemaRejects(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{``, `[]`, `{"tool":`} {
-		if CheckJSONSchema([]byte(bad)) == nil {
-			t.Errorf("CheckJSONSchema(%q) = nil, want an error", bad)
+		if resultschema.Check([]byte(bad)) == nil {
+			t.Errorf("resultschema.Check(%q) = nil, want an error", bad)
 		}
 	}
 }
 
 // TestCheckJSONSchemaListsAllProblems: one run of the checker reports every problem.
 func TestCheckJSONSchemaListsAllProblems(t *testing.T) {
-	err := CheckJSONSchema([]byte(`{"tool":"lockbench","results":[{}]}`))
+	err := resultschema.Check([]byte(`{"tool":"lockbench","results":[{}]}`))
 	if err == nil {
 		t.Fatal("accepted a nearly empty document")
 	}

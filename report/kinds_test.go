@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/resultschema"
 )
 
 // Tests of the fields added for faults, verdicts, sweeps and capacity searches.
@@ -216,7 +218,7 @@ func TestJSONSchemaNewKinds(t *testing.T) {
 	for name, s := range map[string]*Summary{
 		"sweep": kindSweepSummary(), "capacity": capacitySummary(), "run": testSummary(), "interrupted": sweepSummary(),
 	} {
-		if err := CheckJSONSchema(jsonDoc(t, s)); err != nil {
+		if err := resultschema.Check(jsonDoc(t, s)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -233,7 +235,7 @@ func TestJSONSchemaNewKinds(t *testing.T) {
 		delete(res["safety"].(map[string]any), "stuck_keys")
 	}
 	data, _ := json.Marshal(doc)
-	if err := CheckJSONSchema(data); err != nil {
+	if err := resultschema.Check(data); err != nil {
 		t.Errorf("optional fields are required: %v", err)
 	}
 }
@@ -267,7 +269,7 @@ func TestCheckJSONSchemaRejectsMistypedOptional(t *testing.T) {
 			}
 			tt.edit(doc)
 			data, _ := json.Marshal(doc)
-			err := CheckJSONSchema(data)
+			err := resultschema.Check(data)
 			if err == nil || !strings.Contains(err.Error(), tt.wantPath) {
 				t.Errorf("CheckJSONSchema = %v, want a problem at %q", err, tt.wantPath)
 			}

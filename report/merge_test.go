@@ -13,6 +13,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/lockbench/lockbench/internal/resultschema"
 )
 
 // process is what one lockbench process of a multi-machine run measured for one phase: the
@@ -244,7 +245,7 @@ func TestMergeHistogramsExact(t *testing.T) {
 	if !merged.StartedAt.Equal(inputs[0].StartedAt) {
 		t.Errorf("started_at = %v, want the earliest %v", merged.StartedAt, inputs[0].StartedAt)
 	}
-	if err := CheckJSONSchema(jsonDoc(t, merged)); err != nil {
+	if err := resultschema.Check(jsonDoc(t, merged)); err != nil {
 		t.Errorf("the merged result fails the contract: %v", err)
 	}
 }

@@ -1,4 +1,7 @@
-package report
+// Package resultschema checks a lockbench JSON result against the contract DESIGN.md "JSON
+// result" specifies. Tests use it on real outputs; the product does not need it, so it is
+// not part of package report.
+package resultschema
 
 import (
 	"bytes"
@@ -11,14 +14,14 @@ import (
 	"time"
 )
 
-// CheckJSONSchema checks that data is a JSON result as DESIGN.md "JSON result" specifies:
+// Check checks that data is a JSON result as DESIGN.md "JSON result" specifies:
 // every contract field present with its JSON type, tool "lockbench", started_at in RFC 3339,
 // and the same for every results[] entry and its timeline[] points. Fields beyond the contract
 // are allowed; the optional fields lockbench itself writes (kind, sweep, capacity, verdict,
 // safety.stuck_keys, events, ...) are not required, but when present they must have their
 // type, and the entries of their lists their own required fields. The error lists every
 // problem found, each with its JSON path.
-func CheckJSONSchema(data []byte) error {
+func Check(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
