@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -15,17 +14,21 @@ import (
 
 // Set is the faults of one phase. It implements workload.Faults: client-side faults act
 // through strategy hooks, worker contexts and the stalls inside the critical section; node
-// faults run on their schedule in Run.
+// faults run on their schedule in Run. Each spec's kind says what it does in each (see kind).
 type Set struct {
-	specs   []Spec
+	faults  []*fault
 	workers int
 	nodes   *Nodes // what node faults act on; nil when the phase has none
 
-	paused sync.Map // owner -> *pause: process-pause freezes that owner's renewals
+	paused sync.Map // owner -> *pause: a holder frozen together with its renewals (freeze)
+}
 
-	// fired counts, per spec, the random client-side events (a stall, a freeze, a crash),
-	// reported when the phase ends
-	fired []atomic.Uint64
+// fault is one spec at work in a phase: what its kind's funcs are given.
+type fault struct {
+	Spec
+	kind  *kind
+	set   *Set
+	fired atomic.Uint64 // how often the random fault struck, for the phase's end
 }
 
 type pause struct{ done chan struct{} }
@@ -33,109 +36,117 @@ type pause struct{ done chan struct{} }
 // New prepares the faults of a phase run by workers workers. Node faults need nodes (see
 // Nodes); a node fault the target cannot serve is a *SpecError.
 func New(specs []Spec, workers int, nodes *Nodes) (*Set, error) {
-	s := &Set{specs: specs, workers: workers, nodes: nodes, fired: make([]atomic.Uint64, len(specs))}
+	s := &Set{workers: workers, nodes: nodes}
 	for _, sp := range specs {
-		if sp.NeedsNodes() {
-			if err := nodes.check(sp); err != nil {
+		k := lookup(sp.Kind)
+		if k == nil {
+			return nil, &SpecError{Value: sp.Raw, Reason: fmt.Sprintf("unknown fault %q", sp.Kind)}
+		}
+		if k.play != nil {
+			if err := nodes.check(sp, k); err != nil {
 				return nil, err
 			}
 		}
+		s.faults = append(s.faults, &fault{Spec: sp, kind: k, set: s})
 	}
 	return s, nil
 }
 
-// errCrash is what a simulated client death looks like to the strategy.
-var errCrash = errors.New("client killed between SETNX and EXPIRE")
-
-// Hooks returns the strategy hooks the phase's faults need; a hook no fault needs stays nil.
-func (s *Set) Hooks() strategies.Hooks {
-	var h strategies.Hooks
-	var crashes, releases []int // indexes of the specs acting through a hook
-	for i, sp := range s.specs {
-		switch sp.Kind {
-		case CrashBetween:
-			crashes = append(crashes, i)
-		case ReleasePause:
-			releases = append(releases, i)
-		case ProcessPause:
-			h.BeforeRenew = s.awaitOwner
-		}
-	}
-	if len(crashes) > 0 {
-		h.AfterSetNX = func(context.Context, string, string) error {
-			for _, i := range crashes {
-				if s.fire(i) {
-					return errCrash
-				}
-			}
-			return nil
-		}
-	}
-	if len(releases) > 0 {
-		h.ReleasePause = func(ctx context.Context, _, _ string) {
-			for _, i := range releases {
-				if s.fire(i) {
-					sleep(ctx, s.specs[i].D)
-				}
-			}
-		}
-	}
-	return h
-}
-
-// fire draws whether spec i's random fault strikes this time, and counts it when it does.
-func (s *Set) fire(i int) bool {
-	if rand.Float64() < s.specs[i].P {
-		s.fired[i].Add(1)
+// fire draws whether the random fault strikes this time, and counts it when it does.
+func (f *fault) fire() bool {
+	if rand.Float64() < f.P {
+		f.fired.Add(1)
 		return true
 	}
 	return false
 }
 
-// WorkerContext gives the first fraction of the workers a clock shifted by the offset.
+// Hooks returns the strategy hooks the phase's faults need; a hook no fault needs stays nil.
+// Where several faults set the same hook, theirs run in the order of the specs, and the
+// first AfterSetNX error ends the chain: that client is dead.
+func (s *Set) Hooks() strategies.Hooks {
+	var h strategies.Hooks
+	for _, f := range s.faults {
+		if f.kind.hooks != nil {
+			h = chain(h, f.kind.hooks(f))
+		}
+	}
+	return h
+}
+
+// chain returns hooks that run a's, then b's.
+func chain(a, b strategies.Hooks) strategies.Hooks {
+	return strategies.Hooks{
+		AfterSetNX:   untilError(a.AfterSetNX, b.AfterSetNX),
+		BeforeRenew:  inTurn(a.BeforeRenew, b.BeforeRenew),
+		ReleasePause: inTurn(a.ReleasePause, b.ReleasePause),
+	}
+}
+
+// inTurn runs first, then then; either may be nil.
+func inTurn(first, then func(ctx context.Context, key, owner string)) func(ctx context.Context, key, owner string) {
+	if first == nil {
+		return then
+	}
+	if then == nil {
+		return first
+	}
+	return func(ctx context.Context, key, owner string) {
+		first(ctx, key, owner)
+		then(ctx, key, owner)
+	}
+}
+
+// untilError runs first, then then unless first failed; either may be nil.
+func untilError(first, then func(ctx context.Context, key, owner string) error) func(ctx context.Context, key, owner string) error {
+	if first == nil {
+		return then
+	}
+	if then == nil {
+		return first
+	}
+	return func(ctx context.Context, key, owner string) error {
+		if err := first(ctx, key, owner); err != nil {
+			return err
+		}
+		return then(ctx, key, owner)
+	}
+}
+
+// WorkerContext is the context worker runs under, as the faults make it (a skewed clock).
 func (s *Set) WorkerContext(ctx context.Context, worker int) context.Context {
-	for _, sp := range s.specs {
-		if sp.Kind == ClockSkew && worker < s.skewed(sp) {
-			offset := sp.Offset
-			ctx = strategies.WithClock(ctx, func() time.Time { return time.Now().Add(offset) })
+	for _, f := range s.faults {
+		if f.kind.worker != nil {
+			ctx = f.kind.worker(ctx, f, worker)
 		}
 	}
 	return ctx
 }
 
-func (s *Set) skewed(sp Spec) int { return int(sp.Fraction*float64(s.workers) + 0.5) }
-
-// Stall pauses a holder inside its critical section, after its hold. A holder-pause stalls
-// only the holder's goroutine — its watchdog keeps renewing. A process-pause at point=hold
-// freezes the holder's renewals too, as a stop-the-world pause freezes a whole client.
+// Stall pauses a holder inside its critical section, after its hold, as long as the faults
+// placed there stall it.
 func (s *Set) Stall(ctx context.Context, _ int, owner string) {
-	for i, sp := range s.specs {
-		switch {
-		case sp.Kind == HolderPause:
-			if s.fire(i) {
-				sleep(ctx, sp.D)
-			}
-		case sp.Kind == ProcessPause && sp.Point != PointWrite:
-			if s.fire(i) {
-				s.freeze(ctx, owner, sp.D)
-			}
+	for _, f := range s.faults {
+		if f.kind.stall != nil {
+			f.kind.stall(ctx, f, owner)
 		}
 	}
 }
 
-// StallWrite freezes a holder, renewals included, between its lease check and its last
-// write, for a process-pause at point=write: the holder has just seen its lease alive and
-// writes after the pause whatever became of it.
+// StallWrite pauses a holder between its lease check and its last write, as long as the
+// faults placed there stall it: the holder has just seen its lease alive and writes after
+// the pause whatever became of it.
 func (s *Set) StallWrite(ctx context.Context, _ int, owner string) {
-	for i, sp := range s.specs {
-		if sp.Kind == ProcessPause && sp.Point == PointWrite && s.fire(i) {
-			s.freeze(ctx, owner, sp.D)
+	for _, f := range s.faults {
+		if f.kind.stallWrite != nil {
+			f.kind.stallWrite(ctx, f, owner)
 		}
 	}
 }
 
 // freeze stops owner for d (or until ctx ends) together with its renewals, which wait in
-// awaitOwner until the pause is over.
+// awaitOwner until the pause is over: a stop-the-world pause of a whole client. A fault
+// that freezes sets awaitOwner as its BeforeRenew hook.
 func (s *Set) freeze(ctx context.Context, owner string, d time.Duration) {
 	p := &pause{done: make(chan struct{})}
 	s.paused.Store(owner, p)
@@ -144,7 +155,7 @@ func (s *Set) freeze(ctx context.Context, owner string, d time.Duration) {
 	close(p.done)
 }
 
-// awaitOwner blocks a renewal while its owner is frozen by a process-pause.
+// awaitOwner blocks a renewal while its owner is frozen.
 func (s *Set) awaitOwner(ctx context.Context, _, owner string) {
 	if v, ok := s.paused.Load(owner); ok {
 		select {
@@ -157,39 +168,27 @@ func (s *Set) awaitOwner(ctx context.Context, _, owner string) {
 // Run plays the node faults on their schedule and, when ctx ends, undoes them and reports
 // what the client-side faults did.
 func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.Event)) {
-	for _, sp := range s.specs {
-		if sp.Kind == ClockSkew {
-			emit(report.Event{TS: 0, Fault: sp.Raw, What: fmt.Sprintf("%d of %d workers read a clock %s off", s.skewed(sp), s.workers, sp.Offset)})
+	event := func(ts float64, f *fault, line func(*fault) string) {
+		if line != nil {
+			if what := line(f); what != "" {
+				emit(report.Event{TS: ts, Fault: f.Raw, What: what})
+			}
 		}
 	}
+	for _, f := range s.faults {
+		event(0, f, f.kind.begin)
+	}
 	var wg sync.WaitGroup
-	for _, sp := range s.specs {
-		if sp.NeedsNodes() {
-			wg.Go(func() { s.nodes.play(ctx, sp, windowStart, emit) })
+	for _, f := range s.faults {
+		if play := f.kind.play; play != nil {
+			wg.Go(func() { play(ctx, &scene{Spec: f.Spec, nodes: s.nodes, windowStart: windowStart, emit: emit}) })
 		}
 	}
 	<-ctx.Done()
 	wg.Wait()
 	ts := time.Since(windowStart).Seconds()
-	for i, sp := range s.specs {
-		var what string
-		n := s.fired[i].Load()
-		switch sp.Kind {
-		case HolderPause:
-			what = fmt.Sprintf("%d holders stalled %s inside the critical section", n, sp.D)
-		case ProcessPause:
-			what = fmt.Sprintf("%d holders frozen %s with their renewals", n, sp.D)
-			if sp.Point == PointWrite {
-				what += " between their lease check and their last write"
-			}
-		case ReleasePause:
-			what = fmt.Sprintf("%d releases stalled %s before their delete (get-del: between GET and DEL)", n, sp.D)
-		case CrashBetween:
-			what = fmt.Sprintf("%d clients killed between SETNX and EXPIRE", n)
-		default:
-			continue
-		}
-		emit(report.Event{TS: ts, Fault: sp.Raw, What: what})
+	for _, f := range s.faults {
+		event(ts, f, f.kind.end)
 	}
 }
 

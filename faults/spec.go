@@ -2,128 +2,20 @@
 // past its ttl, a crash between SETNX and EXPIRE, skewed client clocks, a paused, killed,
 // slowed or partitioned Redis, a failover that loses unreplicated locks — on schedule, so
 // that every strategy's failure mode becomes a measured number.
+//
+// Each fault kind is one file (holder_pause.go, kill.go, ...) that registers its syntax,
+// what it needs of the target and what it does (see kind in registry.go).
 package faults
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Kind names a fault.
+// Kind names a fault. The kinds are declared, each with what it does, in their own files.
 type Kind string
-
-const (
-	HolderPause  Kind = "holder-pause"  // a critical section stalls; renewals keep running
-	ProcessPause Kind = "process-pause" // the holder and its renewals freeze together
-	ReleasePause Kind = "release-pause" // a release stalls between its commands
-	RedisPause   Kind = "redis-pause"   // a server stops answering
-	Kill         Kind = "kill"          // a spawned server dies, optionally back empty
-	Failover     Kind = "failover"      // sentinel: the master dies, its lagging replica takes over
-	Latency      Kind = "latency"       // a proxy delays a node's traffic for the whole phase
-	Partition    Kind = "partition"     // a proxy cuts a node off for a while
-	ClockSkew    Kind = "clock-skew"    // some workers' clocks are off
-	CrashBetween Kind = "crash-between" // a setnx-expire client dies between its two commands
-)
-
-// form is a fault's syntax: its required and optional fields.
-type form struct {
-	kind     Kind
-	required []string
-	optional []string
-	summary  string
-}
-
-var forms = []form{
-	{HolderPause, []string{"p", "d"}, nil, "a critical section stalls for d with probability p; its lease's renewals keep running"},
-	{ProcessPause, []string{"p", "d"}, []string{"point"}, "the holder and its renewals freeze for d with probability p (a stop-the-world pause)\n" +
-		"at point=hold (the default) after the hold; at point=write between the lease check (--on-lost abort)\n" +
-		"and the last write to the resource: the window no client-side check closes"},
-	{ReleasePause, []string{"p", "d"}, nil, "a release stalls for d with probability p: get-del's between its GET and DEL, the others' before their first command"},
-	{RedisPause, []string{"node", "at", "d"}, nil, "node stops answering at time at, for d"},
-	{Kill, []string{"node", "at"}, []string{"restart"}, "a spawned node dies (SIGKILL) at time at; back empty after restart"},
-	{Failover, []string{"at"}, []string{"lag"}, "sentinel topology: the master dies at time at; its replica, lagging by lag, is promoted"},
-	{Latency, []string{"node", "ms"}, []string{"jitter"}, "a proxy adds ms milliseconds (± jitter) to every reply of node"},
-	{Partition, []string{"node", "at", "d"}, nil, "a proxy cuts node off at time at, for d"},
-	{ClockSkew, []string{"fraction", "offset"}, nil, "that fraction of workers reads a clock shifted by offset"},
-	{CrashBetween, []string{"p"}, nil, "a setnx-expire client dies between SETNX and EXPIRE with probability p"},
-}
-
-// Forms lists every fault's syntax, one per line, for help and error messages, as a user
-// types it: kill:node=I,at=T[,restart=D] (the comma of an optional field is optional too).
-func Forms() []string {
-	out := make([]string, len(forms))
-	for i, f := range forms {
-		var b strings.Builder
-		b.WriteString(string(f.kind) + ":")
-		for j, r := range f.required {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(r + "=" + placeholder(r))
-		}
-		for j, o := range f.optional {
-			sep := ","
-			if len(f.required) == 0 && j == 0 {
-				sep = ""
-			}
-			b.WriteString("[" + sep + o + "=" + placeholder(o) + "]")
-		}
-		out[i] = b.String()
-	}
-	return out
-}
-
-// Help returns the fault catalog: each form and what it does, a summary's further lines
-// aligned under its first.
-func Help() string {
-	var b strings.Builder
-	for i, f := range Forms() {
-		summary := strings.ReplaceAll(forms[i].summary, "\n", "\n"+strings.Repeat(" ", 2+44+1))
-		fmt.Fprintf(&b, "  %-44s %s\n", f, summary)
-	}
-	return b.String()
-}
-
-func placeholder(field string) string {
-	switch field {
-	case "p", "fraction":
-		return "P"
-	case "node":
-		return "I"
-	case "ms":
-		return "M"
-	case "at":
-		return "T"
-	case "point":
-		return strings.Join(pointNames(), "|")
-	}
-	return "D"
-}
-
-// Point is where in a lock cycle a process-pause freezes its holder.
-type Point string
-
-const (
-	// PointHold freezes the holder after its hold (Set.Stall), the default.
-	PointHold Point = "hold"
-	// PointWrite freezes the holder between its lease check (--on-lost abort) and its last
-	// write to the resource (Set.StallWrite): the holder saw its lease alive, then writes
-	// after it lapsed — Kleppmann's case that no client-side check closes the window.
-	PointWrite Point = "write"
-)
-
-var points = []Point{PointHold, PointWrite}
-
-func pointNames() []string {
-	out := make([]string, len(points))
-	for i, p := range points {
-		out[i] = string(p)
-	}
-	return out
-}
 
 // Spec is one parsed fault. Times (At) count from the start of the measured window.
 type Spec struct {
@@ -144,6 +36,103 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Raw }
 
+// NeedsNodes reports whether the fault acts on a server (as opposed to the client side).
+func (s Spec) NeedsNodes() bool {
+	k := lookup(s.Kind)
+	return k != nil && k.play != nil
+}
+
+// NeedsProxy reports whether the fault works through a TCP proxy in front of a node, which
+// must be in place before the clients connect.
+func (s Spec) NeedsProxy() bool {
+	k := lookup(s.Kind)
+	return k != nil && k.proxy
+}
+
+// field is one name=value of a fault's syntax.
+type field struct {
+	name        string
+	placeholder string // what Forms shows for the value: P, I, T, D, M or the choices
+	def         string // the value of an optional field not given; "" leaves Spec's zero value
+	// parse stores v in s; its error says what is wrong with v.
+	parse func(s *Spec, v string) error
+}
+
+// The fields several kinds share. A field of one kind only is declared in its kind's file.
+var (
+	fieldP    = probabilityField("p", func(s *Spec) *float64 { return &s.P })
+	fieldD    = durationField("d", "D", func(s *Spec) *time.Duration { return &s.D })
+	fieldAt   = durationField("at", "T", func(s *Spec) *time.Duration { return &s.At })
+	fieldNode = field{name: "node", placeholder: "I", parse: func(s *Spec, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("node must be >= 0")
+		}
+		s.Node = n
+		return err
+	}}
+)
+
+// probabilityField is a number from 0 to 1, shown as P.
+func probabilityField(name string, to func(*Spec) *float64) field {
+	return field{name: name, placeholder: "P", parse: func(s *Spec, v string) error {
+		p, err := strconv.ParseFloat(v, 64)
+		if err != nil || p < 0 || p > 1 {
+			return fmt.Errorf("want a number from 0 to 1")
+		}
+		*to(s) = p
+		return nil
+	}}
+}
+
+// durationField is a duration >= 0, such as 500ms.
+func durationField(name, placeholder string, to func(*Spec) *time.Duration) field {
+	return field{name: name, placeholder: placeholder, parse: func(s *Spec, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 0 {
+			err = fmt.Errorf("%s must be >= 0", name)
+		}
+		*to(s) = d
+		return err
+	}}
+}
+
+// Forms lists every fault's syntax, one per line, for help and error messages, as a user
+// types it: kill:node=I,at=T[,restart=D] (the comma of an optional field is optional too).
+func Forms() []string {
+	var out []string
+	for _, k := range kinds() {
+		var b strings.Builder
+		b.WriteString(string(k.name) + ":")
+		for j, r := range k.required {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(r.name + "=" + r.placeholder)
+		}
+		for j, o := range k.optional {
+			sep := ","
+			if len(k.required) == 0 && j == 0 {
+				sep = ""
+			}
+			b.WriteString("[" + sep + o.name + "=" + o.placeholder + "]")
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// Help returns the fault catalog: each form and what it does, a summary's further lines
+// aligned under its first.
+func Help() string {
+	var b strings.Builder
+	for i, f := range Forms() {
+		summary := strings.ReplaceAll(kinds()[i].summary, "\n", "\n"+strings.Repeat(" ", 2+44+1))
+		fmt.Fprintf(&b, "  %-44s %s\n", f, summary)
+	}
+	return b.String()
+}
+
 // SpecError is a fault spec lockbench cannot use: a usage error.
 type SpecError struct {
 	Value  string
@@ -163,43 +152,41 @@ func Parse(raw string) (Spec, error) {
 		return Spec{}, &SpecError{Value: raw, Reason: fmt.Sprintf(format, a...)}
 	}
 	name, args, _ := strings.Cut(strings.TrimSpace(raw), ":")
-	var f *form
-	for i := range forms {
-		if string(forms[i].kind) == name {
-			f = &forms[i]
-		}
-	}
-	if f == nil {
+	k := lookup(Kind(name))
+	if k == nil {
 		return bad("unknown fault %q", name)
 	}
-	s := Spec{Kind: f.kind, Raw: strings.TrimSpace(raw)}
+	s := Spec{Kind: k.name, Raw: strings.TrimSpace(raw)}
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(args, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(kv, "=")
+		name, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return bad("%q is not field=value", kv)
 		}
-		if !slices.Contains(f.required, k) && !slices.Contains(f.optional, k) {
-			return bad("%s has no field %q", f.kind, k)
+		f, ok := k.field(name)
+		if !ok {
+			return bad("%s has no field %q", k.name, name)
 		}
-		if seen[k] {
-			return bad("field %q given twice", k)
+		if seen[name] {
+			return bad("field %q given twice", name)
 		}
-		seen[k] = true
-		if err := s.set(k, v); err != nil {
-			return bad("%s", err)
-		}
-	}
-	for _, r := range f.required {
-		if !seen[r] {
-			return bad("%s needs %s=", f.kind, r)
+		seen[name] = true
+		if err := f.parse(&s, v); err != nil {
+			return bad("field %s=%q: %v", name, v, err)
 		}
 	}
-	if s.Kind == ProcessPause && s.Point == "" {
-		s.Point = PointHold
+	for _, f := range k.required {
+		if !seen[f.name] {
+			return bad("%s needs %s=", k.name, f.name)
+		}
+	}
+	for _, f := range k.optional {
+		if !seen[f.name] && f.def != "" {
+			_ = f.parse(&s, f.def) // register made sure that it parses
+		}
 	}
 	return s, nil
 }
@@ -216,73 +203,3 @@ func ParseAll(raws []string) ([]Spec, error) {
 	}
 	return out, nil
 }
-
-func (s *Spec) set(k, v string) error {
-	var err error
-	switch k {
-	case "p":
-		s.P, err = probability(v)
-	case "fraction":
-		s.Fraction, err = probability(v)
-	case "node":
-		s.Node, err = strconv.Atoi(v)
-		if err == nil && s.Node < 0 {
-			err = fmt.Errorf("node must be >= 0")
-		}
-	case "ms":
-		var ms float64
-		if ms, err = strconv.ParseFloat(v, 64); err == nil && ms < 0 {
-			err = fmt.Errorf("ms must be >= 0")
-		}
-		s.MS = time.Duration(ms * float64(time.Millisecond))
-	case "offset":
-		s.Offset, err = time.ParseDuration(v)
-	case "point":
-		s.Point = Point(v)
-		if !slices.Contains(points, s.Point) {
-			err = fmt.Errorf("want one of %s", strings.Join(pointNames(), ", "))
-		}
-	case "d", "at", "restart", "lag", "jitter":
-		var d time.Duration
-		if d, err = time.ParseDuration(v); err == nil && d < 0 {
-			err = fmt.Errorf("%s must be >= 0", k)
-		}
-		switch k {
-		case "d":
-			s.D = d
-		case "at":
-			s.At = d
-		case "restart":
-			s.Restart = d
-		case "lag":
-			s.Lag = d
-		case "jitter":
-			s.Jitter = d
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("field %s=%q: %v", k, v, err)
-	}
-	return nil
-}
-
-func probability(v string) (float64, error) {
-	p, err := strconv.ParseFloat(v, 64)
-	if err != nil || p < 0 || p > 1 {
-		return 0, fmt.Errorf("want a number from 0 to 1")
-	}
-	return p, nil
-}
-
-// NeedsNodes reports whether the fault acts on a server (as opposed to the client side).
-func (s Spec) NeedsNodes() bool {
-	switch s.Kind {
-	case RedisPause, Kill, Failover, Latency, Partition:
-		return true
-	}
-	return false
-}
-
-// NeedsProxy reports whether the fault works through a TCP proxy in front of a node, which
-// must be in place before the clients connect.
-func (s Spec) NeedsProxy() bool { return s.Kind == Latency || s.Kind == Partition }

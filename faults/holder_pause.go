@@ -1,0 +1,28 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+)
+
+// HolderPause: a critical section stalls; renewals keep running.
+const HolderPause Kind = "holder-pause"
+
+// Only the holder's goroutine stalls: its watchdog keeps renewing, as it would when the
+// holder waits on something slow rather than the whole client stopping (see process-pause).
+func init() {
+	register(kind{
+		name:     HolderPause,
+		order:    10,
+		required: []field{fieldP, fieldD},
+		summary:  "a critical section stalls for d with probability p; its lease's renewals keep running",
+		stall: func(ctx context.Context, f *fault, _ string) {
+			if f.fire() {
+				sleep(ctx, f.D)
+			}
+		},
+		end: func(f *fault) string {
+			return fmt.Sprintf("%d holders stalled %s inside the critical section", f.fired.Load(), f.D)
+		},
+	})
+}

@@ -1,0 +1,65 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/target"
+)
+
+// Kill: a spawned server dies, optionally back empty.
+const Kill Kind = "kill"
+
+var fieldRestart = durationField("restart", "D", func(s *Spec) *time.Duration { return &s.Restart })
+
+func init() {
+	register(kind{
+		name:     Kill,
+		order:    50,
+		required: []field{fieldNode, fieldAt},
+		optional: []field{fieldRestart},
+		summary:  "a spawned node dies (SIGKILL) at time at; back empty after restart",
+		check: func(_ Spec, n *Nodes) error {
+			if !n.owned() {
+				c := n.conn
+				return fmt.Errorf("kill needs servers lockbench spawned itself; this target is %s%s — drop --redis (and stop any `lockbench target up`) so lockbench spawns them", c.Mode, targetUpHint(c))
+			}
+			return nil
+		},
+		play: playKill,
+	})
+}
+
+func targetUpHint(c *target.Conn) string {
+	if c.Mode == "spawned" {
+		return " (started by `lockbench target up`, not by this run)"
+	}
+	return ""
+}
+
+// playKill kills the server with SIGKILL and restarts it, without persistence: empty, its
+// locks forgotten. With no restart the node stays dead until the phase's end.
+func playKill(ctx context.Context, sc *scene) {
+	if !sc.at(ctx, sc.At) {
+		return
+	}
+	srv := sc.nodes.conn.Servers[sc.Node]
+	srv.Kill()
+	sc.say(fmt.Sprintf("node %d (%s) killed (SIGKILL)", sc.Node, sc.addr()))
+	restarted := false
+	if sc.Restart > 0 {
+		restarted = sleep(ctx, sc.Restart)
+	} else {
+		<-ctx.Done() // no restart given: the node stays dead for the rest of the phase
+	}
+	if err := srv.Restart(context.Background()); err != nil {
+		sc.fail(err)
+		return
+	}
+	if restarted {
+		sc.say(fmt.Sprintf("node %d restarted empty (no persistence: its locks are forgotten)", sc.Node))
+	} else {
+		sc.say(fmt.Sprintf("node %d restarted empty at the phase's end", sc.Node))
+	}
+}
