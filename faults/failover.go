@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -69,7 +70,7 @@ func playFailover(ctx context.Context, sc *scene) {
 				promoted <- addr
 				return
 			}
-			sleep(ctx, 100*time.Millisecond)
+			clock.Sleep(ctx, 100*time.Millisecond)
 		}
 	}()
 	killed := time.Now()

@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
+
+	"github.com/lockbench/lockbench/internal/clock"
 )
 
 // HolderPause: a critical section stalls; renewals keep running.
@@ -18,7 +20,7 @@ func init() {
 		summary:  "a critical section stalls for d with probability p; its lease's renewals keep running",
 		stall: func(ctx context.Context, f *fault, _ string) {
 			if f.fire() {
-				sleep(ctx, f.D)
+				clock.Sleep(ctx, f.D)
 			}
 		},
 		end: func(f *fault) string {

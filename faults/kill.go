@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -49,7 +50,7 @@ func playKill(ctx context.Context, sc *scene) {
 	sc.say(fmt.Sprintf("node %d (%s) killed (SIGKILL)", sc.Node, sc.addr()))
 	restarted := false
 	if sc.Restart > 0 {
-		restarted = sleep(ctx, sc.Restart)
+		restarted = clock.Sleep(ctx, sc.Restart)
 	} else {
 		<-ctx.Done() // no restart given: the node stays dead for the rest of the phase
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/target"
 )
@@ -69,7 +70,7 @@ func (sc *scene) fail(err error) { sc.say("failed: " + err.Error()) }
 
 // at waits until time d of the window, and reports false if ctx ended first.
 func (sc *scene) at(ctx context.Context, d time.Duration) bool {
-	return sleep(ctx, time.Until(sc.windowStart.Add(d)))
+	return clock.Sleep(ctx, time.Until(sc.windowStart.Add(d)))
 }
 
 // addr is the address of the spec's node; "" when the target has no such node.

@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
+
+	"github.com/lockbench/lockbench/internal/clock"
 )
 
 // Partition: a proxy cuts a node off for a while.
@@ -33,7 +35,7 @@ func playPartition(ctx context.Context, sc *scene) {
 	}
 	cut(px)
 	sc.say(fmt.Sprintf("node %d (%s) cut off", sc.Node, addr))
-	sleep(ctx, sc.D)
+	clock.Sleep(ctx, sc.D)
 	if err := heal(px); err != nil {
 		sc.fail(err)
 		return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/lockbench/lockbench/internal/clock"
 )
 
 // RedisPause: a server stops answering.
@@ -39,7 +41,7 @@ func playRedisPause(ctx context.Context, sc *scene) {
 			return
 		}
 		sc.say(fmt.Sprintf("node %d (%s) frozen (SIGSTOP) for %s", sc.Node, addr, sc.D))
-		sleep(ctx, sc.D)
+		clock.Sleep(ctx, sc.D)
 		if err := srv.Resume(); err != nil {
 			sc.fail(err)
 			return
@@ -56,7 +58,7 @@ func playRedisPause(ctx context.Context, sc *scene) {
 			return
 		}
 		sc.say(fmt.Sprintf("node %d (%s) paused (CLIENT PAUSE ALL) for %s", sc.Node, addr, sc.D))
-		sleep(ctx, sc.D)
+		clock.Sleep(ctx, sc.D)
 	}
 	sc.say(fmt.Sprintf("node %d answers again", sc.Node))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -21,7 +22,7 @@ func init() {
 		hooks: func(f *fault) strategies.Hooks {
 			return strategies.Hooks{ReleasePause: func(ctx context.Context, _, _ string) {
 				if f.fire() {
-					sleep(ctx, f.D)
+					clock.Sleep(ctx, f.D)
 				}
 			}}
 		},

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -150,7 +151,7 @@ func (s *Set) StallWrite(ctx context.Context, _ int, owner string) {
 func (s *Set) freeze(ctx context.Context, owner string, d time.Duration) {
 	p := &pause{done: make(chan struct{})}
 	s.paused.Store(owner, p)
-	sleep(ctx, d)
+	clock.Sleep(ctx, d)
 	s.paused.Delete(owner)
 	close(p.done)
 }
@@ -189,20 +190,5 @@ func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.E
 	ts := time.Since(windowStart).Seconds()
 	for _, f := range s.faults {
 		event(ts, f, f.kind.end)
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -37,12 +38,12 @@ func (s *stallEvery) Run(ctx context.Context, start time.Time, _ func(report.Eve
 
 func (s *stallEvery) stall(ctx context.Context, here bool) {
 	if here && s.n > 0 && s.seen.Add(1)%s.n == 0 {
-		sleepCtx(ctx, s.d)
+		clock.Sleep(ctx, s.d)
 	}
 }
 
 func (s *stallEvery) run(ctx context.Context, start time.Time) {
-	if s.flush != nil && sleepCtx(ctx, time.Until(start.Add(s.flushAt))) {
+	if s.flush != nil && clock.Sleep(ctx, time.Until(start.Add(s.flushAt))) {
 		_ = s.flush.Do(ctx, s.flush.B().Flushall().Build()).Error()
 	}
 	<-ctx.Done()

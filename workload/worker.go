@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -344,7 +345,7 @@ func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool)
 		// fault reports how many.
 	default:
 		p.failed(w, err, m)
-		sleepCtx(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
+		clock.Sleep(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
 	}
 }
 
@@ -374,7 +375,7 @@ func holdFor(ctx context.Context, d time.Duration) {
 		return
 	}
 	deadline := time.Now().Add(d)
-	if d > spinWindow && !sleepCtx(ctx, d-spinWindow) {
+	if d > spinWindow && !clock.Sleep(ctx, d-spinWindow) {
 		return
 	}
 	if spinners.Add(1) <= int32(runtime.GOMAXPROCS(0)) {
@@ -382,22 +383,7 @@ func holdFor(ctx context.Context, d time.Duration) {
 			runtime.Gosched()
 		}
 	} else {
-		sleepCtx(ctx, time.Until(deadline))
+		clock.Sleep(ctx, time.Until(deadline))
 	}
 	spinners.Add(-1)
-}
-
-// sleepCtx sleeps d unless ctx ends first; it reports whether the full time passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
