@@ -213,8 +213,8 @@ func (s *session) options(progress *progressLine) workload.Options {
 	}
 }
 
-func (s *session) target() workload.Target {
-	return workload.Target{Client: s.conn.Client, Nodes: s.conn.Nodes}
+func (s *session) target() workload.Redis {
+	return workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes}
 }
 
 // summary starts the report of a run on this session.

@@ -96,8 +96,8 @@ func (b *bench) run(t *testing.T, cfg workload.Config) []report.Result {
 	return b.viaJSON(t, cfg, results)
 }
 
-func (b *bench) target() workload.Target {
-	return workload.Target{Client: b.conn.Client, Nodes: b.conn.Nodes}
+func (b *bench) target() workload.Redis {
+	return workload.Redis{Client: b.conn.Client, Nodes: b.conn.Nodes}
 }
 
 // viaJSON writes results as the JSON report, checks it against the contract and returns

@@ -8,7 +8,7 @@ import (
 )
 
 // Backend is the lock service a run drives strategies against: what the engine needs from
-// it besides the strategies themselves. Redis is the first one (Target); etcd, ZooKeeper and
+// it besides the strategies themselves. Redis is the first one (workload.Redis); etcd, ZooKeeper and
 // PostgreSQL plug in here, each in a package of its own so that workload does not import
 // their clients.
 //

@@ -14,7 +14,7 @@ import (
 // counted is a Backend that passes every call on to a real Redis backend and counts it, so
 // that a test can see what the engine asks of a lock service, and how often.
 type counted struct {
-	Target
+	Redis
 	name                                  string
 	configure, scopes, arrive, arrived    atomic.Int64
 	clock, startCost, stopCost, stuck, cl atomic.Int64
@@ -24,23 +24,23 @@ type counted struct {
 func (b *counted) Name() string { return b.name }
 func (b *counted) Configure(o *strategies.Options) {
 	b.configure.Add(1)
-	b.Target.Configure(o)
+	b.Redis.Configure(o)
 }
 func (b *counted) Scope(info strategies.Info, prefix string) Scope {
 	b.scopes.Add(1)
-	return countedScope{b, b.Target.Scope(info, prefix)}
+	return countedScope{b, b.Redis.Scope(info, prefix)}
 }
 func (b *counted) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
 	b.arrive.Add(1)
-	return b.Target.Arrive(ctx, key, ttl)
+	return b.Redis.Arrive(ctx, key, ttl)
 }
 func (b *counted) Arrived(ctx context.Context, key string) (int64, error) {
 	b.arrived.Add(1)
-	return b.Target.Arrived(ctx, key)
+	return b.Redis.Arrived(ctx, key)
 }
 func (b *counted) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 	b.clock.Add(1)
-	return b.Target.ClockSamples(ctx, n)
+	return b.Redis.ClockSamples(ctx, n)
 }
 
 type countedScope struct {
@@ -76,7 +76,7 @@ func TestBackendIsUsedPerPhase(t *testing.T) {
 	cfg := shortConfig("token", "fenced")
 	cfg.Workers, cfg.Duration = 5, 300*time.Millisecond
 	cfg.Barrier = &Barrier{Name: "seam", Node: 1, Nodes: 1, Timeout: 10 * time.Second}
-	b := &counted{Target: Target{Client: c}, name: "Redis"}
+	b := &counted{Redis: Redis{Client: c}, name: "Redis"}
 	results, err := Run(context.Background(), cfg, b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestBackendCostErrorIsANote(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
 	cfg.Workers, cfg.Duration = 2, 200*time.Millisecond
-	b := &counted{Target: Target{Client: c}, name: "etcd", costErr: errors.New("a member was replaced\nsecond line")}
+	b := &counted{Redis: Redis{Client: c}, name: "etcd", costErr: errors.New("a member was replaced\nsecond line")}
 	results, err := Run(context.Background(), cfg, b, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ type Options struct {
 	NoCost bool
 }
 
-// Run drives each phase against the lock service b (a Target for Redis) and returns one
+// Run drives each phase against the lock service b (workload.Redis for Redis) and returns one
 // Result per phase that started. When ctx ends mid-run, the interrupted phase's Result
 // covers what ran and is marked interrupted, and Run returns ctx's error alongside the
 // results.

@@ -12,9 +12,9 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// Target is the Redis a run drives strategies against: the first Backend. The clients
+// Redis is the Redis server(s) a run drives strategies against: the first Backend. The clients
 // belong to the caller.
-type Target struct {
+type Redis struct {
 	// Client reaches the Redis that the single-node strategies lock on. The barrier's
 	// counters and the multi-process clock are on it too.
 	Client rueidis.Client
@@ -22,19 +22,19 @@ type Target struct {
 	Nodes []rueidis.Client
 }
 
-var _ Backend = Target{}
+var _ Backend = Redis{}
 
 // Name is "Redis".
-func (t Target) Name() string { return "Redis" }
+func (t Redis) Name() string { return "Redis" }
 
 // Configure hands the strategy the clients: Client, and Nodes for redlock.
-func (t Target) Configure(o *strategies.Options) {
+func (t Redis) Configure(o *strategies.Options) {
 	o.Client, o.Nodes = t.Client, t.Nodes
 }
 
 // Scope measures and cleans a multi-node strategy's phase on every server behind Nodes,
 // any other on every server behind Client (a cluster's every node).
-func (t Target) Scope(info strategies.Info, prefix string) Scope {
+func (t Redis) Scope(info strategies.Info, prefix string) Scope {
 	if info.MultiNode {
 		return redisScope{prefix: prefix, nodes: target.Nodes(t.Nodes...)}
 	}
@@ -42,7 +42,7 @@ func (t Target) Scope(info strategies.Info, prefix string) Scope {
 }
 
 // Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.
-func (t Target) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+func (t Redis) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
 	c := t.Client
 	cmds := c.DoMulti(ctx,
 		c.B().Incr().Key(key).Build(),
@@ -51,13 +51,13 @@ func (t Target) Arrive(ctx context.Context, key string, ttl time.Duration) (int6
 }
 
 // Arrived is GET key.
-func (t Target) Arrived(ctx context.Context, key string) (int64, error) {
+func (t Redis) Arrived(ctx context.Context, key string) (int64, error) {
 	return t.Client.Do(ctx, t.Client.B().Get().Key(key).Build()).AsInt64()
 }
 
 // ClockSamples reads Client's TIME on a dedicated connection, so that no pipelined command
 // delays the round trip.
-func (t Target) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
+func (t Redis) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 	out := make([]ClockSample, 0, n)
 	err := t.Client.Dedicated(func(dc rueidis.DedicatedClient) error {
 		for range n {
