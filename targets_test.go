@@ -244,7 +244,11 @@ func children(pid int) []int {
 	return out
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+// alive reports whether a process with that id exists (signal 0 checks without sending).
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
+}
 
 // interruptMidRun starts lockbench with args, waits until it has spawned want redis-server
 // children and for settle, sends SIGINT, and checks that it exits with the interrupted code,
@@ -284,7 +288,9 @@ func interruptMidRun(t *testing.T, want int, settle time.Duration, args ...strin
 	for _, pid := range kids {
 		if alive(pid) {
 			t.Errorf("spawned process %d survived lockbench", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 	}
 	var s report.Summary

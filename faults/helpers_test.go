@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -221,7 +222,11 @@ func pids(c *target.Conn) []int {
 
 // alive reports whether a process with that id exists (signal 0 checks without sending).
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 

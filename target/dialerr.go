@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -154,11 +153,11 @@ func (d dialer) classify(ctx context.Context, flag, addr, probe string, sentinel
 		return unreachable(fmt.Sprintf("TLS handshake failed: %v", err))
 	case errors.As(err, &header):
 		return unreachable("TLS handshake failed: the server does not speak TLS: drop --tls, and use redis:// rather than rediss://")
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case isRefused(err):
 		return unreachable("connection refused: nothing listens there; is redis-server running, and are the host and port right?")
 	case isProtocolError(err):
 		return unreachable("the peer does not speak RESP, the Redis protocol: is this a Redis port?")
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isReset(err):
 		switch {
 		case tlsOn:
 			return unreachable(fmt.Sprintf("TLS handshake failed: the connection closed (%v): is this a TLS port?", err))

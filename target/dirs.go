@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// Spawned servers die with lockbench even when it is killed (parent-death signal), but a
+// Spawned servers die with lockbench even when it is killed (see Server), but a
 // killed process cannot remove its temporary directory. Each such directory therefore
 // records its owner's pid, and the next lockbench process that spawns anything removes the
 // directories whose owner is gone.

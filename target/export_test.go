@@ -8,7 +8,7 @@ func OpenEmbedded(ctx context.Context, topology string) (*Conn, error) {
 	return openEmbedded(ctx, topology, "", dialer{})
 }
 
-// ProcessState exposes the /proc state letter reader to the tests.
+// ProcessState exposes the process state letter reader to the tests.
 var ProcessState = processState
 
 // SweepTempDirs exposes the removal of killed processes' directories.

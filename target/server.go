@@ -15,11 +15,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -52,10 +50,11 @@ type ServerConfig struct {
 	// TLS, when set, makes the server accept TLS connections only: Port is its tls-port and
 	// the plain port is off. Clients are not asked for certificates. Not for sentinels.
 	TLS *ServerTLS
-	// Detached starts a process meant to outlive lockbench (`lockbench target up`): no
-	// parent-death signal, a session of its own (Ctrl-C in the shell does not reach it), and
-	// its output goes to redis.log in Dir instead of memory. Stop and Kill still work from
-	// the process that started it; any other process stops it by pid (see Down).
+	// Detached starts a process meant to outlive lockbench (`lockbench target up`): it does
+	// not die with lockbench, it runs in a session of its own (Ctrl-C in the shell does not
+	// reach it), and its output goes to redis.log in Dir instead of memory. Stop and Kill
+	// still work from the process that started it; any other process stops it by pid (see
+	// Down).
 	Detached bool
 }
 
@@ -68,8 +67,10 @@ type ServerTLS struct {
 }
 
 // Server is a spawned redis-server. Unless Detached, its process dies with lockbench even if
-// lockbench is killed (Linux parent-death signal), and Stop always reaps it. A Server is
-// safe for concurrent use.
+// lockbench is killed: through the parent-death signal on Linux, a watchdog process on
+// macOS and the BSDs (see startProcess in proc_linux.go and proc_unix.go). Stop always
+// reaps it. Windows spawns nothing (ErrSpawnUnsupported). A Server is safe for concurrent
+// use.
 type Server struct {
 	Addr string // 127.0.0.1:port
 	Port int
@@ -88,6 +89,14 @@ type Server struct {
 // ErrNoRedisServer means redis-server is not installed.
 var ErrNoRedisServer = errors.New("redis-server not found on PATH")
 
+// ErrSpawnUnsupported is what spawning a redis-server returns on Windows (StartServer, Up,
+// and Open without an address while redis-server is on PATH): the process control it
+// relies on is Unix's. External servers work there.
+var ErrSpawnUnsupported = errors.New("spawning redis-server is not supported on Windows: pass --redis host:port of a server you run")
+
+// ErrPauseUnsupported is what Pause and Resume return on Windows, which has no SIGSTOP.
+var ErrPauseUnsupported = errors.New("pausing redis-server needs SIGSTOP, which Windows lacks")
+
 // RedisServerPath returns the redis-server executable, or ErrNoRedisServer.
 func RedisServerPath() (string, error) {
 	p, err := exec.LookPath("redis-server")
@@ -101,6 +110,9 @@ func RedisServerPath() (string, error) {
 // returns once the process it started answers on its port (a check of INFO's process_id,
 // so that another server that took the port first is never mistaken for it).
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if err := canSpawn(); err != nil {
+		return nil, err
+	}
 	if cfg.Binary == "" {
 		p, err := RedisServerPath()
 		if err != nil {
@@ -210,20 +222,12 @@ func (s *Server) start(ctx context.Context, port int) error {
 		defer f.Close() // the child has its own copy of the descriptor
 		cmd.Stdout, cmd.Stderr = f, f
 		out = fileTail(f.Name())
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {
 		log := &tailBuffer{max: 8 << 10}
 		cmd.Stdout, cmd.Stderr = log, log
 		out = log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	}
-	var err error
-	if s.cfg.Detached {
-		err = cmd.Start()
-	} else {
-		err = startOnSpawnThread(cmd)
-	}
-	if err != nil {
+	if err := startProcess(cmd, s.cfg.Detached); err != nil {
 		return fmt.Errorf("start %s: %w", s.cfg.Binary, err)
 	}
 	exited := make(chan struct{})
@@ -373,28 +377,6 @@ func (p prober) pid() (int, error) {
 	return 0, errors.New("INFO reply without process_id")
 }
 
-// The kernel sends the parent-death signal when the *thread* that started the child ends,
-// not the process (go.dev/issue/27505). Go ends a thread when a goroutine locked to it
-// exits, so a server started from an arbitrary goroutine could be killed mid-run. Every
-// non-detached server is therefore started from one thread that is locked and never ends.
-var spawnThread = sync.OnceValue(func() chan<- func() {
-	ch := make(chan func())
-	go func() {
-		runtime.LockOSThread() // never unlocked: this thread lives as long as the process
-		for f := range ch {
-			f()
-		}
-	}()
-	return ch
-})
-
-// startOnSpawnThread runs cmd.Start on the spawn thread.
-func startOnSpawnThread(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	spawnThread() <- func() { done <- cmd.Start() }
-	return <-done
-}
-
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -435,18 +417,25 @@ func (s *Server) kill() {
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process must be able to die
+	if contSignal != nil {
+		_ = cmd.Process.Signal(contSignal) // a stopped process must be able to die
+	}
 	_ = cmd.Process.Kill()
 	<-exited
 }
 
-// Pause freezes the process (SIGSTOP): it keeps its connections but answers nothing.
-func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+// Pause freezes the process (SIGSTOP): it keeps its connections but answers nothing. On
+// Windows it returns ErrPauseUnsupported.
+func (s *Server) Pause() error { return s.signal(stopSignal) }
 
-// Resume continues a paused process (SIGCONT).
-func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+// Resume continues a paused process (SIGCONT). On Windows it returns ErrPauseUnsupported.
+func (s *Server) Resume() error { return s.signal(contSignal) }
 
-func (s *Server) signal(sig syscall.Signal) error {
+// signal sends sig to the process; a nil sig is one the platform lacks.
+func (s *Server) signal(sig os.Signal) error {
+	if sig == nil {
+		return ErrPauseUnsupported
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil || s.cmd.Process == nil {

@@ -69,6 +69,9 @@ type topology struct {
 // nodes requiring password when it is set. On error every process it started is stopped
 // and the directory removed.
 func spawn(ctx context.Context, name, dir string, detached bool, via func(string) (string, error), password string) (*topology, error) {
+	if err := canSpawn(); err != nil {
+		return nil, fmt.Errorf("spawn %s topology: %w", name, err)
+	}
 	bin, err := RedisServerPath()
 	if err != nil {
 		return nil, err

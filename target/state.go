@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -92,6 +91,9 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 	if statePath == "" {
 		statePath = DefaultStatePath()
 	}
+	if err := canSpawn(); err != nil {
+		return nil, fmt.Errorf("target up: %w", err)
+	}
 	if _, err := RedisServerPath(); err != nil {
 		return nil, fmt.Errorf("target up: %w; install it (Debian/Ubuntu: apt-get install redis-server)", err)
 	}
@@ -133,9 +135,9 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 }
 
 // Down stops what the state file at statePath ("" = DefaultStatePath()) records and removes
-// the servers' directory and the state file. A recorded pid is signalled only while
-// /proc/<pid>/cmdline still shows that redis-server (pids get reused). No state file is
-// an error wrapping ErrNotUp.
+// the servers' directory and the state file. A recorded pid is signalled only while its
+// command line still shows that redis-server (pids get reused). No state file is an error
+// wrapping ErrNotUp.
 func Down(statePath string) error {
 	if statePath == "" {
 		statePath = DefaultStatePath()
@@ -284,34 +286,18 @@ func isRedis(pid int, addr string) bool {
 	if pid <= 0 {
 		return false
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	line, err := commandLine(pid)
 	if err != nil || processState(pid) == 'Z' {
 		return false
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	line := string(cmdline)
 	return strings.Contains(line, "redis-server") && (port == "" || strings.Contains(line, port))
-}
-
-// processState is the state letter of /proc/<pid>/stat (R, S, T, Z, ...), 0 when the
-// process does not exist.
-func processState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// "pid (comm) S ...": comm may contain spaces and parentheses; the state follows the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
 }
 
 // killWait sends SIGKILL to pid and waits until it is gone (or a zombie, which holds no
 // port any more and is reaped by its parent).
 func killWait(pid int, addr string, timeout time.Duration) error {
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := killProcess(pid); err != nil {
 		return fmt.Errorf("kill redis-server %d (%s): %w", pid, addr, err)
 	}
 	deadline := time.Now().Add(timeout)
