@@ -113,8 +113,12 @@ func TestProxyFaults(t *testing.T) {
 	}
 	added := time.Duration(delayed.LatencyUS.Acquire.P50-base.LatencyUS.Acquire.P50) * time.Microsecond
 	t.Logf("acquire p50 %dµs without, %dµs with 20ms latency: +%s", base.LatencyUS.Acquire.P50, delayed.LatencyUS.Acquire.P50, added)
-	if added < 18*time.Millisecond || added > 30*time.Millisecond {
-		t.Errorf("latency 20ms added %s to the acquire p50; want about 20ms", added)
+	// An acquire waits for at least one delayed reply, so the p50 is at least the delay;
+	// the difference to the undelayed phase is not a floor on a loaded machine, where the
+	// undelayed phase queues behind other work (p50 5ms seen in CI) and the delayed one,
+	// sending less, queues less.
+	if delayed := time.Duration(delayed.LatencyUS.Acquire.P50) * time.Microsecond; delayed < 20*time.Millisecond || added > 30*time.Millisecond {
+		t.Errorf("latency 20ms: acquire p50 %s (+%s over none); want at least 20ms, and about 20ms more", delayed, added)
 	}
 
 	off := event(t, parted, cut, "cut off")
