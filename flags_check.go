@@ -228,17 +228,8 @@ func replicas(ctx context.Context, conn *target.Conn) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		role, count := "", 0
-		for _, line := range strings.Split(info, "\n") {
-			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-			switch k {
-			case "role":
-				role = v
-			case "connected_slaves":
-				count, _ = strconv.Atoi(v)
-			}
-		}
-		if role == "master" && (fewest < 0 || count < fewest) {
+		count, _ := strconv.Atoi(target.InfoField(info, "connected_slaves"))
+		if target.InfoField(info, "role") == "master" && (fewest < 0 || count < fewest) {
 			fewest = count
 		}
 	}

@@ -172,10 +172,10 @@ func checkIndependent(ctx context.Context, addrs []string, nodes []rueidis.Clien
 		if err != nil {
 			continue
 		}
-		if role := infoField(txt, "role"); role != "" && role != "master" {
+		if role := InfoField(txt, "role"); role != "" && role != "master" {
 			return bad(fmt.Sprintf("%s is a %s, not a master: several --redis addresses are independent masters (redlock's topology)", addrs[i], role))
 		}
-		id := infoField(txt, "run_id")
+		id := InfoField(txt, "run_id")
 		if other, dup := seen[id]; dup && id != "" {
 			return bad(fmt.Sprintf("%s and %s are the same server (run_id %s): redlock needs independent masters", other, addrs[i], id))
 		}

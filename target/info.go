@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,11 +52,7 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 	s := ServerStats{Addr: addr, At: time.Now(), replyBytes: respBulkBytes(len(txt))}
 	var sys, user float64
 	var seen int
-	for line := range strings.Lines(txt) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
+	for k, v := range infoLines(txt) {
 		switch k {
 		case "redis_version", "total_commands_processed", "total_net_input_bytes",
 			"total_net_output_bytes", "used_cpu_sys", "used_cpu_user":
@@ -158,4 +155,27 @@ func Snapshot(ctx context.Context, nodes []Node) ([]ServerStats, error) {
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// InfoField returns the value of one "key:value" line of an INFO reply, "" when it has none.
+func InfoField(txt, key string) string {
+	for k, v := range infoLines(txt) {
+		if k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// infoLines yields the "key:value" lines of an INFO reply — the one parser of INFO here.
+// RESP3 sends the reply as a verbatim string, which rueidis returns with its "txt:" prefix.
+func infoLines(txt string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for line := range strings.Lines(strings.TrimPrefix(txt, "txt:")) {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && !yield(k, v) {
+				return
+			}
+		}
+	}
 }

@@ -254,7 +254,7 @@ func replicaInSync(ctx context.Context, c rueidis.Client) (bool, string, error) 
 	if err != nil {
 		return false, "", err
 	}
-	st := infoField(txt, "master_link_status")
+	st := InfoField(txt, "master_link_status")
 	return st == "up", "master_link_status:" + st, nil
 }
 
@@ -348,8 +348,8 @@ func clusterOK(ctx context.Context, c rueidis.Client) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	state := "cluster_state:" + infoField(txt, "cluster_state") + " cluster_known_nodes:" + infoField(txt, "cluster_known_nodes")
-	return infoField(txt, "cluster_state") == "ok" && infoField(txt, "cluster_known_nodes") == strconv.Itoa(clusterMasters), state, nil
+	state := "cluster_state:" + InfoField(txt, "cluster_state") + " cluster_known_nodes:" + InfoField(txt, "cluster_known_nodes")
+	return InfoField(txt, "cluster_state") == "ok" && InfoField(txt, "cluster_known_nodes") == strconv.Itoa(clusterMasters), state, nil
 }
 
 // connect builds the clients of a spawned topology. The returned Conn stops every process
@@ -544,22 +544,10 @@ func version(ctx context.Context, addr, password string) string {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		txt, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
-		v = infoField(txt, "redis_version")
+		v = InfoField(txt, "redis_version")
 		return err
 	})
 	return v
-}
-
-// infoField returns the value of one "key:value" line of an INFO-style reply (RESP3 sends
-// these as verbatim strings, which rueidis returns with their "txt:" format prefix).
-func infoField(txt, key string) string {
-	txt = strings.TrimPrefix(txt, "txt:")
-	for line := range strings.Lines(txt) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // chain returns first followed by then (nil = none).
@@ -576,22 +564,4 @@ func atoiOr(s string, def int) int {
 		return def
 	}
 	return n
-}
-
-// SentinelMaster asks the sentinel at addr where the master of set name is now. It does not
-// authenticate: it is for the sentinels lockbench spawns, which require no password.
-func SentinelMaster(ctx context.Context, addr, name string) (string, error) {
-	var master string
-	err := withAdmin(ctx, addr, "", func(ctx context.Context, c rueidis.Client) error {
-		hp, err := c.Do(ctx, c.B().SentinelGetMasterAddrByName().Master(name).Build()).AsStrSlice()
-		if err != nil {
-			return err
-		}
-		if len(hp) != 2 {
-			return fmt.Errorf("sentinel %s: no master named %s", addr, name)
-		}
-		master = net.JoinHostPort(hp[0], hp[1])
-		return nil
-	})
-	return master, err
 }
