@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -189,16 +188,16 @@ func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]
 		}
 		ph := cfg.Phase(pp.Strategy)
 		ph.Label = pp.Label
-		fs := phaseFlags(&ph)
 		for _, v := range pp.Values {
 			if f.cmdline[v.Key] {
 				continue
 			}
-			if err := fs.Set(v.Key, v.Value); err != nil {
-				return nil, p.ErrorAt(v, err)
+			st, ok := workload.LookupPhaseSetting(v.Key)
+			if !ok {
+				return nil, p.ErrorAt(v, fmt.Errorf("a phase cannot set %s", v.Key))
 			}
-			if err := checkPhaseSetting(v.Key, &ph); err != nil {
-				return nil, p.ErrorAt(v, err)
+			if err := st.Set(&ph, v.Value); err != nil {
+				return nil, p.ErrorAt(v, usageErrorf("invalid --%s %s: %v", v.Key, v.Value, err))
 			}
 		}
 		if !f.cmdline["fault"] {
@@ -224,19 +223,4 @@ func profileFaults(p *profiles.Profile, vs []profiles.Value) ([]string, error) {
 		out = append(out, v.Value)
 	}
 	return out, nil
-}
-
-// phaseFlags binds a phase's own settings to flags of the same names, so that a profile's
-// phase values go through the very parsers the command line uses.
-func phaseFlags(ph *workload.Phase) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("phase", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.IntVar(&ph.Workers, "workers", ph.Workers, "")
-	fs.Float64Var(&ph.Rate, "rate", ph.Rate, "")
-	fs.IntVar(&ph.Keys, "keys", ph.Keys, "")
-	fs.Var(&ph.Hold, "hold", "")
-	fs.DurationVar(&ph.TTL, "ttl", ph.TTL, "")
-	fs.Var(&ph.Watchdog, "watchdog", "")
-	fs.Var(&ph.Wait, "wait", "")
-	return fs
 }

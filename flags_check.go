@@ -56,17 +56,6 @@ func checkSetting(name string, cfg *workload.Config) error {
 	return nil
 }
 
-// checkPhaseSetting checks what a profile's phase sets, by the run's bounds.
-func checkPhaseSetting(name string, ph *workload.Phase) error {
-	c := workload.Config{Workers: ph.Workers, Keys: ph.Keys, TTL: ph.TTL, Rate: ph.Rate,
-		Duration: 1, AcquireTimeout: 1}
-	switch name {
-	case "workers", "keys", "ttl", "rate":
-		return checkSetting(name, &c)
-	}
-	return nil
-}
-
 // checkCommandLine checks every bounded flag given on the command line.
 func (f *loadFlags) checkCommandLine() error {
 	for _, b := range bounds {

@@ -4,16 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/strategies"
 )
 
-// SweepParams are the parameters a sweep can vary.
-var SweepParams = []string{"ttl", "watchdog", "wait", "workers", "keys", "hold", "rate"}
+// SweepParams are the parameters a sweep can vary: the phase settings that say so.
+var SweepParams = sweepParams()
 
 // ParseSweep reads --param NAME=V1,V2,...
 func ParseSweep(s string) (param string, values []string, err error) {
@@ -49,42 +46,14 @@ func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 	return out, nil
 }
 
-// setParam sets one swept parameter on a phase, parsing v as the flag of that name would.
+// setParam sets one swept parameter on a phase, as the flag of that name would.
 func setParam(ph *Phase, param, v string) error {
-	bad := func(reason string) error {
-		return &ConfigError{Field: "param", Value: param + "=" + v, Reason: reason}
+	st, ok := LookupPhaseSetting(param)
+	if !ok || !st.Sweep {
+		return &ConfigError{Field: "param", Value: param + "=" + v, Reason: "valid: " + strings.Join(SweepParams, ", ")}
 	}
-	var err error
-	switch param {
-	case "ttl":
-		if ph.TTL, err = time.ParseDuration(v); err != nil || ph.TTL <= 0 {
-			return bad("a ttl is a duration > 0, e.g. 500ms")
-		}
-	case "watchdog":
-		ph.Watchdog, err = strategies.ParseWatchdog(v)
-	case "wait":
-		ph.Wait, err = strategies.ParseWait(v)
-	case "workers", "keys":
-		n, e := strconv.Atoi(v)
-		if e != nil || n < 1 {
-			return bad(param + " is a whole number >= 1")
-		}
-		if param == "workers" {
-			ph.Workers, ph.MaxInflight = n, n
-		} else {
-			ph.Keys = n
-		}
-	case "hold":
-		err = ph.Hold.Set(v)
-	case "rate":
-		if ph.Rate, err = strconv.ParseFloat(v, 64); err != nil || ph.Rate < 0 {
-			return bad("a rate is acquisitions per second >= 0")
-		}
-	default:
-		return bad("valid: " + strings.Join(SweepParams, ", "))
-	}
-	if err != nil {
-		return bad(err.Error())
+	if err := st.Set(ph, v); err != nil {
+		return &ConfigError{Field: "param", Value: param + "=" + v, Reason: err.Error()}
 	}
 	return nil
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/profiles"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Every phase setting is a run flag, a profile phase's key and (when it can be swept) a sweep
+// parameter, and a value means the same through each: the phase it yields is identical.
+func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
+	samples := map[string]string{"ttl": "750ms", "watchdog": "250ms", "wait": "spin:2ms", "workers": "7",
+		"keys": "13", "hold": "uniform:1ms..3ms", "rate": "250"}
+	resolved := func(t *testing.T, args ...string) workload.Phase {
+		t.Helper()
+		var f loadFlags
+		fs := newFlags("run", "", io.Discard)
+		f.bind(fs)
+		if !slices.Contains(args, "--profile") {
+			args = append([]string{"--strategy", "token"}, args...) // a profile's phases name theirs
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := f.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ph := cfg.Phases[0]
+		ph.Label, ph.ParamValue = "", ""
+		return ph
+	}
+	for _, st := range workload.PhaseSettings {
+		t.Run(st.Name, func(t *testing.T) {
+			v, ok := samples[st.Name]
+			if !ok {
+				t.Fatalf("no sample value for %s: add one", st.Name)
+			}
+			viaFlag := resolved(t, "--"+st.Name, v)
+
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			body := "phases:\n  - strategy: token\n    " + st.Name + ": " + v + "\n"
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if viaProfile := resolved(t, "--profile", path); !reflect.DeepEqual(viaProfile, viaFlag) {
+				t.Errorf("%s=%s: a profile phase gives %+v, the flag %+v", st.Name, v, viaProfile, viaFlag)
+			}
+			if !slices.Contains(profiles.PhaseKeys(), st.Name) {
+				t.Errorf("%s is no key of a profile phase (%v)", st.Name, profiles.PhaseKeys())
+			}
+
+			if !st.Sweep {
+				return
+			}
+			base := resolved(t)
+			cfg := workload.Config{Strategies: []string{"token"}}
+			cfg.Workers, cfg.Keys, cfg.TTL, cfg.Hold, cfg.Rate = base.Workers, base.Keys, base.TTL, base.Hold, base.Rate
+			cfg.Watchdog, cfg.Wait, cfg.MaxInflight, cfg.Duration = base.Watchdog, base.Wait, base.MaxInflight, 1
+			phases, err := workload.SweepPhases(&cfg, st.Name, []string{v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaSweep := phases[0]
+			viaSweep.Label, viaSweep.ParamValue = "", ""
+			if !reflect.DeepEqual(viaSweep, viaFlag) {
+				t.Errorf("%s=%s: a sweep gives %+v, the flag %+v", st.Name, v, viaSweep, viaFlag)
+			}
+			if !slices.Contains(workload.SweepParams, st.Name) {
+				t.Errorf("%s can be swept but is not among the sweep's parameters", st.Name)
+			}
+		})
+	}
+	// The profile schema's phase keys are the settings plus what only a phase has.
+	for _, k := range profiles.PhaseKeys() {
+		if _, ok := workload.LookupPhaseSetting(k); !ok && !strings.Contains("strategy label faults", k) {
+			t.Errorf("a profile phase takes %s, which is no phase setting", k)
+		}
+	}
+}
