@@ -631,24 +631,7 @@ func TestSentinelFailoverWithPassword(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	c := openOK(t, target.Spec{Topology: target.Sentinel, Auth: target.Auth{Password: secret}})
-	if n, err := do(t, c.Client, c.Client.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || n != 1 {
-		t.Fatalf("WAIT 1: %d, %v", n, err)
-	}
-	killed := time.Now()
-	c.Servers[0].Kill()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		err := c.Client.Do(ctx, c.Client.B().Set().Key("after").Value("1").Build()).Error()
-		cancel()
-		nodes := target.Nodes(c.Client)
-		if err == nil && len(nodes) == 1 && nodes[0].Addr == c.Servers[1].Addr {
-			break
-		}
-		if time.Since(killed) > 10*time.Second {
-			t.Fatalf("no write reached the promoted replica within 10s: %v (client on %v)", err, nodes)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	killed := failOver(t, c)
 	t.Logf("failover with a password in %s", time.Since(killed).Round(time.Millisecond))
 
 	// Every file of the topology that holds the password is readable by its owner only, in

@@ -320,24 +320,7 @@ func TestSentinelFailover(t *testing.T) {
 	setGet(t, c.Client, "before")
 	// Replication is asynchronous: a write acknowledged just before the master dies may be
 	// lost. Wait until the replica has it.
-	if n, err := do(t, c.Client, c.Client.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || n != 1 {
-		t.Fatalf("WAIT 1: %d, %v", n, err)
-	}
-	killed := time.Now()
-	c.Servers[0].Kill()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		err := c.Client.Do(ctx, c.Client.B().Set().Key("after").Value("1").Build()).Error()
-		cancel()
-		nodes := target.Nodes(c.Client)
-		if err == nil && len(nodes) == 1 && nodes[0].Addr == c.Servers[1].Addr {
-			break
-		}
-		if time.Since(killed) > 10*time.Second {
-			t.Fatalf("no write reached the promoted replica within 10s: %v (client on %v)", err, nodes)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	killed := failOver(t, c)
 	t.Logf("the client wrote to the promoted replica %s after %s", c.Servers[1].Addr, time.Since(killed).Round(time.Millisecond))
 	if v, err := do(t, c.Client, c.Client.B().Get().Key("before").Build()).ToString(); err != nil || v != "v-before" {
 		t.Fatalf("a write made before the failover is lost: %q, %v", v, err)
@@ -639,4 +622,30 @@ func TestServerSurvivesItsStartingThread(t *testing.T) {
 			t.Fatalf("redis-server %s died with the thread that started it", s.Addr)
 		}
 	}
+}
+
+// failOver waits until the replica has every write, kills the spawned sentinel topology's
+// master and waits until a write through c's client lands on the promoted replica; it
+// returns when the master was killed.
+func failOver(t *testing.T, c *target.Conn) time.Time {
+	t.Helper()
+	if n, err := do(t, c.Client, c.Client.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d, %v", n, err)
+	}
+	killed := time.Now()
+	c.Servers[0].Kill()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		err := c.Client.Do(ctx, c.Client.B().Set().Key("after").Value("1").Build()).Error()
+		cancel()
+		nodes := target.Nodes(c.Client)
+		if err == nil && len(nodes) == 1 && nodes[0].Addr == c.Servers[1].Addr {
+			break
+		}
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("no write reached the promoted replica within 10s: %v (client on %v)", err, nodes)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return killed
 }
