@@ -131,8 +131,10 @@ func TestProxyFaults(t *testing.T) {
 	if before.Acquired == 0 || during.Acquired > before.Acquired/4 || during.Errors+during.Timeouts == 0 {
 		t.Errorf("partition: %d acquired before; %d acquired, %d errors, %d timeouts during; want a dip with failures", before.Acquired, during.Acquired, during.Errors, during.Timeouts)
 	}
-	if last := parted.Timeline[len(parted.Timeline)-1]; last.Acquired < before.Acquired/4 {
-		t.Errorf("partition: %d acquired in the last second, %d before: no recovery after the heal", last.Acquired, before.Acquired)
+	// The second after the heal, not the timeline's last point: that one can be the tail of
+	// the drain, a tenth of a second with a handful of acquires.
+	if after := second(t, parted, on.TS+0.5); after.Acquired < before.Acquired/4 {
+		t.Errorf("partition: %d acquired in the second after the heal, %d before: no recovery", after.Acquired, before.Acquired)
 	}
 }
 
