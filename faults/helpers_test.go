@@ -209,6 +209,19 @@ func second(t *testing.T, r report.Result, ts float64) report.Second {
 	return r.Timeline[i]
 }
 
+// lastWhole is the timeline's last full second: the very last point can be the drain's
+// tail, a fraction of a second with a handful of acquires.
+func lastWhole(t *testing.T, r report.Result) report.Second {
+	t.Helper()
+	for i := len(r.Timeline) - 1; i > 0; i-- {
+		if r.Timeline[i].TS-r.Timeline[i-1].TS >= 0.9 {
+			return r.Timeline[i]
+		}
+	}
+	t.Fatalf("%s: no full second after the first in the timeline: %v", r.Strategy, r.Timeline)
+	return report.Second{}
+}
+
 // pids lists the processes of every spawned server and sentinel now.
 func pids(c *target.Conn) []int {
 	var out []int
