@@ -214,7 +214,7 @@ func (s *session) options(progress *progressLine) workload.Options {
 }
 
 func (s *session) target() workload.Redis {
-	return workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes}
+	return workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes, Connect: s.conn.ClientOption, NodeConnect: s.conn.NodeOptions}
 }
 
 // summary starts the report of a run on this session.

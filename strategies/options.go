@@ -57,6 +57,16 @@ type Options struct {
 
 	// Hooks are the points where the fault layer steps in. Nil hooks are skipped.
 	Hooks Hooks
+
+	// Connect and NodeConnect say how Client and each of Nodes were made, for strategies
+	// that open connections of their own to the same servers: the library adapters, which
+	// drive their library's client. The strategies of this package never read them.
+	Connect     rueidis.ClientOption
+	NodeConnect []rueidis.ClientOption
+
+	// Service is the connection to a lock service other than Redis (Info.Service), as the
+	// package that registered the strategy defines it; nil for Redis strategies.
+	Service any
 }
 
 // Hooks are fault-injection points. They run on the hot path only when set.
@@ -302,6 +312,9 @@ func resolve(info Info, o Options) (*resolved, error) {
 	r, err := resolveOptions(info, o)
 	if err != nil {
 		return nil, err
+	}
+	if info.Service != "" {
+		return r, nil // the registering package checks its own connection
 	}
 	return r, r.resolveTarget(info)
 }

@@ -14,6 +14,15 @@ type entry struct {
 	ctor Constructor
 }
 
+// Register adds a strategy built outside this package to the catalog: a library adapter,
+// or a lock service other than Redis (Info.Service). build gets the options with their
+// defaults applied and the service-independent ones checked (ttl, watchdog against
+// Info.AutoRenew, wait); it checks the connection it needs (Options.Client, Connect or
+// Service) itself. Call it from an init function; a duplicate or empty name panics.
+func Register(info Info, build func(info Info, o Options) (Strategy, error)) {
+	register(info, func(info Info, o *resolved) (Strategy, error) { return build(info, o.Options) })
+}
+
 var registry struct {
 	sync.RWMutex
 	byName map[string]entry

@@ -105,8 +105,15 @@ type Info struct {
 	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
 	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
 	SafeWithoutFaults bool `json:"safe_without_faults"`
-	// Source names the seed article (see ../shared/seeds) or "beyond the seeds".
+	// Source names the seed article (see ../shared/seeds) or "beyond the seeds"; for a
+	// library adapter, the library and its version.
 	Source string `json:"source"`
+	// Service is the lock service the strategy runs on: "" for Redis, else the name its
+	// package registers a workload.Backend under ("etcd", "zookeeper", "postgres").
+	Service string `json:"service,omitempty"`
+	// Applies lists the lockbench options the strategy honours when it does not take all of
+	// them (a library measured as shipped maps only some onto its own); nil = all.
+	Applies []string `json:"options,omitempty"`
 	// Weakness is the failure mode the tool can expose, in one line.
 	Weakness string `json:"weakness"`
 }

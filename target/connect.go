@@ -47,6 +47,12 @@ type Conn struct {
 	// servers (redlock's topology); nil otherwise. Nodes[0] is Client.
 	Nodes []rueidis.Client
 
+	// ClientOption and NodeOptions are how Client and each of Nodes were made, for code
+	// that opens connections of its own to the same servers (the library adapters, which
+	// use their library's client) with the same credentials, TLS, database and fault proxy.
+	ClientOption rueidis.ClientOption
+	NodeOptions  []rueidis.ClientOption
+
 	// Servers are the data nodes lockbench spawned for this Conn and stops on Close, in this
 	// order: single [0] = master; redlock [0..4] = the five masters (Nodes[i] talks to
 	// Servers[i]); sentinel [0] = the initial master, [1] = its replica; cluster [0..2] =
@@ -102,10 +108,11 @@ func connectExternal(ctx context.Context, eps []Endpoint, d dialer) (*Conn, erro
 	c := &Conn{Mode: "external", Addrs: addrs}
 	// rueidis tells a cluster from a standalone server only when given one address (with
 	// several it insists on a cluster), so the first address decides.
-	first, err := d.forEndpoint(eps[0]).dial(ctx, "", addrs[0])
+	first, opt, err := d.forEndpoint(eps[0]).dial(ctx, "", addrs[0])
 	if err != nil {
 		return nil, err
 	}
+	c.ClientOption = opt
 	switch {
 	case first.Mode() == rueidis.ClientModeCluster:
 		// The other addresses are more seeds of the same cluster: one is enough for
@@ -135,10 +142,11 @@ func connectExternal(ctx context.Context, eps []Endpoint, d dialer) (*Conn, erro
 // error it closes c.
 func (c *Conn) dialNodes(ctx context.Context, d dialer, eps []Endpoint) error {
 	nodes := make([]rueidis.Client, len(eps))
+	opts := make([]rueidis.ClientOption, len(eps))
 	errs := make([]error, len(eps))
 	var wg sync.WaitGroup
 	for i, ep := range eps {
-		wg.Go(func() { nodes[i], errs[i] = d.forEndpoint(ep).dial(ctx, "", ep.Addr) })
+		wg.Go(func() { nodes[i], opts[i], errs[i] = d.forEndpoint(ep).dial(ctx, "", ep.Addr) })
 	}
 	wg.Wait()
 	for _, n := range nodes {
@@ -151,6 +159,7 @@ func (c *Conn) dialNodes(ctx context.Context, d dialer, eps []Endpoint) error {
 		return err
 	}
 	c.Nodes, c.Client = nodes, nodes[0]
+	c.NodeOptions, c.ClientOption = opts, opts[0]
 	return nil
 }
 
@@ -198,11 +207,11 @@ func connectSentinel(ctx context.Context, eps []Endpoint, master string, d diale
 		}
 	}
 	sentinels := hostPorts(eps)
-	cl, err := d.forSentinel(eps[0]).dial(ctx, master, sentinels...)
+	cl, opt, err := d.forSentinel(eps[0]).dial(ctx, master, sentinels...)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{Mode: "external", Topology: "sentinel", SentinelAddrs: sentinels, MasterName: master, Client: cl}
+	c := &Conn{Mode: "external", Topology: "sentinel", SentinelAddrs: sentinels, MasterName: master, Client: cl, ClientOption: opt}
 	c.onClose(cl.Close)
 	for addr := range cl.Nodes() {
 		c.Addrs = append(c.Addrs, addr)
@@ -214,20 +223,22 @@ func connectSentinel(ctx context.Context, eps []Endpoint, master string, d diale
 // dial connects with the connect timeout and checks the server answers; a failure is
 // classified (see classify). masterSet, when not empty, makes a sentinel-mode client
 // (addrs are then sentinels).
-func (d dialer) dial(ctx context.Context, masterSet string, addrs ...string) (rueidis.Client, error) {
-	c, err := d.connect(ctx, masterSet, addrs...)
+// It returns the options the client was made with, too.
+func (d dialer) dial(ctx context.Context, masterSet string, addrs ...string) (rueidis.Client, rueidis.ClientOption, error) {
+	opt := d.option(masterSet, addrs...)
+	c, err := d.connect(ctx, opt)
 	if err == nil {
-		return c, nil
+		return c, opt, nil
 	}
 	if masterSet != "" {
-		return nil, d.diagnoseSentinel(ctx, masterSet, addrs, err)
+		return nil, opt, d.diagnoseSentinel(ctx, masterSet, addrs, err)
 	}
-	return nil, d.classify(ctx, "redis", strings.Join(addrs, ","), addrs[0], false, err)
+	return nil, opt, d.classify(ctx, "redis", strings.Join(addrs, ","), addrs[0], false, err)
 }
 
 // connect makes a client and PINGs through it; errors are the client library's.
-func (d dialer) connect(ctx context.Context, masterSet string, addrs ...string) (rueidis.Client, error) {
-	c, err := rueidis.NewClient(d.option(masterSet, addrs...))
+func (d dialer) connect(ctx context.Context, opt rueidis.ClientOption) (rueidis.Client, error) {
+	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, err
 	}

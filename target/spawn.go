@@ -397,13 +397,13 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 		}
 		return c.dialNodes(ctx, d, eps)
 	case Sentinel:
-		cl, err := d.dial(ctx, c.MasterName, c.SentinelAddrs...)
+		cl, opt, err := d.dial(ctx, c.MasterName, c.SentinelAddrs...)
 		if err != nil {
 			c.Close()
 			return err
 		}
 		c.onClose(cl.Close)
-		c.Client = cl
+		c.Client, c.ClientOption = cl, opt
 		return nil
 	case Cluster:
 		// The nodes agree the cluster is ok; give rueidis the time to load the slot map
@@ -411,7 +411,7 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 		var last error
 		var ae *AuthError
 		err := poll(ctx, convergeTimeout, func() bool {
-			cl, err := d.dial(ctx, "", c.Addrs...)
+			cl, opt, err := d.dial(ctx, "", c.Addrs...)
 			if err != nil {
 				last = err
 				return errors.As(err, &ae) // credentials do not get better by waiting
@@ -422,7 +422,7 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 				return false
 			}
 			c.onClose(cl.Close)
-			c.Client = cl
+			c.Client, c.ClientOption = cl, opt
 			return true
 		})
 		if err != nil {
@@ -435,13 +435,13 @@ func (c *Conn) connectClients(ctx context.Context, d dialer) error {
 		}
 		return nil
 	default:
-		cl, err := d.dial(ctx, "", c.Addrs[0])
+		cl, opt, err := d.dial(ctx, "", c.Addrs[0])
 		if err != nil {
 			c.Close()
 			return err
 		}
 		c.onClose(cl.Close)
-		c.Client = cl
+		c.Client, c.ClientOption = cl, opt
 		return nil
 	}
 }

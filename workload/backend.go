@@ -26,7 +26,8 @@ type Backend interface {
 	Name() string
 
 	// Configure fills the service's part of the options a phase's strategy is built with
-	// (for Redis: Client and Nodes). The engine has set the rest (ttl, watchdog, wait,
+	// (for Redis: Client and Nodes, and how they were made; for another service,
+	// Options.Service). The engine has set the rest (ttl, watchdog, wait,
 	// hooks) and builds the strategy right after; a strategy the service cannot serve
 	// (redlock without independent masters) fails there, before any phase runs.
 	Configure(o *strategies.Options)

@@ -72,7 +72,11 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 	// Build every strategy once before running anything: a bad combination with the target
 	// (redlock without masters) fails the run at once, not after minutes of earlier phases.
 	for _, ph := range cfg.Phases {
-		s, err := strategies.New(ph.Strategy, strategyOptions(ph, b, strategies.Hooks{}))
+		so, err := strategyOptions(ph, b, strategies.Hooks{})
+		if err != nil {
+			return nil, err
+		}
+		s, err := strategies.New(ph.Strategy, so)
 		if err != nil {
 			return nil, err
 		}
@@ -97,11 +101,19 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 }
 
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
-// the service's part from b.
-func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) strategies.Options {
+// the service's part from the Backend it runs on (see backendFor).
+func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
 	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Hooks: hooks}
-	b.Configure(&o)
-	return o
+	info, ok := strategies.Lookup(ph.Strategy)
+	if !ok {
+		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
+	}
+	svc, err := backendFor(b, info)
+	if err != nil {
+		return o, err
+	}
+	svc.Configure(&o)
+	return o, nil
 }
 
 // phase is one strategy's run.
@@ -109,6 +121,7 @@ type phase struct {
 	index   int
 	ph      Phase
 	backend Backend // for the barrier and the clock
+	service Backend // the one the strategy runs on: backend, or one of its Services
 	cfg     *Config
 	strat   strategies.Strategy
 	info    strategies.Info
@@ -155,11 +168,18 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		}
 		p.faults, hooks = f, f.Hooks()
 	}
-	strat, err := strategies.New(ph.Strategy, strategyOptions(ph, b, hooks))
+	so, err := strategyOptions(ph, b, hooks)
+	if err != nil {
+		return nil, err
+	}
+	strat, err := strategies.New(ph.Strategy, so)
 	if err != nil {
 		return nil, err
 	}
 	p.strat, p.info = strat, strat.Info()
+	if p.service, err = backendFor(b, p.info); err != nil {
+		return nil, err
+	}
 	// Each key carries its own hash tag: keys spread over a cluster's slots, and a strategy's
 	// derived keys (queue, fence counter) share their lock's slot.
 	for i := range p.state {
@@ -168,7 +188,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 	if cfg.Barrier != nil {
 		p.hist = newHistories(ph.Concurrency())
 	}
-	p.scope = b.Scope(p.info, p.prefix)
+	p.scope = p.service.Scope(p.info, p.prefix)
 	return p, nil
 }
 
@@ -273,7 +293,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	switch {
 	case o.NoCost:
 	case costErr != nil:
-		r.Notes = append(r.Notes, p.backend.Name()+" cost not measured: "+firstLine(costErr.Error()))
+		r.Notes = append(r.Notes, p.service.Name()+" cost not measured: "+firstLine(costErr.Error()))
 	default:
 		fillCost(&r, cost)
 	}

@@ -125,7 +125,7 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 // testPhase builds a phase around any Strategy, without Redis.
 func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
-		ph: ph, cfg: cfg, strat: s, info: s.Info(), backend: Redis{},
+		ph: ph, cfg: cfg, strat: s, info: s.Info(), backend: Redis{}, service: Redis{},
 		prefix: cfg.KeyPrefix + "test:", state: make([]keyState, ph.Keys),
 		origin: time.Now(), rec: newRecorder(ph.Concurrency()),
 	}

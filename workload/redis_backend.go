@@ -20,6 +20,10 @@ type Redis struct {
 	Client rueidis.Client
 	// Nodes are independent masters for redlock; without them redlock is refused.
 	Nodes []rueidis.Client
+	// Connect and NodeConnect are how Client and Nodes were made (target.Conn's
+	// ClientOption and NodeOptions), for the library adapters that dial on their own.
+	Connect     rueidis.ClientOption
+	NodeConnect []rueidis.ClientOption
 }
 
 var _ Backend = Redis{}
@@ -29,7 +33,7 @@ func (t Redis) Name() string { return "Redis" }
 
 // Configure hands the strategy the clients: Client, and Nodes for redlock.
 func (t Redis) Configure(o *strategies.Options) {
-	o.Client, o.Nodes = t.Client, t.Nodes
+	o.Client, o.Nodes, o.Connect, o.NodeConnect = t.Client, t.Nodes, t.Connect, t.NodeConnect
 }
 
 // Scope measures and cleans a multi-node strategy's phase on every server behind Nodes,
