@@ -118,7 +118,7 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		cfg.Warmup = -1 // the flag's 0 means none; Config's 0 means the default
 	}
 	if f.strategy == "all" {
-		cfg.Strategies = strategies.Names()
+		cfg.Strategies = strategies.Core()
 	} else {
 		cfg.Strategies = profiles.SplitList(f.strategy)
 	}

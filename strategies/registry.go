@@ -10,8 +10,9 @@ import (
 type Constructor func(info Info, o *resolved) (Strategy, error)
 
 type entry struct {
-	info Info
-	ctor Constructor
+	info     Info
+	ctor     Constructor
+	external bool // registered with Register, from outside the lock core
 }
 
 // Register adds a strategy built outside this package to the catalog: a library adapter,
@@ -21,6 +22,11 @@ type entry struct {
 // Service) itself. Call it from an init function; a duplicate or empty name panics.
 func Register(info Info, build func(info Info, o Options) (Strategy, error)) {
 	register(info, func(info Info, o *resolved) (Strategy, error) { return build(info, o.Options) })
+	registry.Lock()
+	defer registry.Unlock()
+	e := registry.byName[info.Name]
+	e.external = true
+	registry.byName[info.Name] = e
 }
 
 var registry struct {
@@ -52,6 +58,21 @@ func Names() []string {
 	registry.RLock()
 	defer registry.RUnlock()
 	return append([]string(nil), registry.order...)
+}
+
+// Core returns the names of the lock core's own strategies (this package's, the seed
+// articles' locks) in catalog order: what `--strategy all` runs. Library adapters and
+// other lock services, registered with Register, are not among them.
+func Core() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []string
+	for _, n := range registry.order {
+		if !registry.byName[n].external {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Catalog returns every registered strategy's Info in catalog order.
