@@ -79,14 +79,12 @@ func reportCompare(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c.A, c.B = fs.Arg(0), fs.Arg(1)
+	c.A, c.B, c.Version = fs.Arg(0), fs.Arg(1), versionString()
 	switch *format {
 	case "table":
 		err = report.ComparisonTable(stdout, c)
 	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(c)
+		err = report.ComparisonJSON(stdout, c)
 	default:
 		return usageErrorf("invalid --format %q: valid: table, json", *format)
 	}
@@ -109,6 +107,7 @@ func reportMerge(args []string, stdout io.Writer) error {
 	format := fs.StringP("format", "f", "json", "report format: "+strings.Join(report.Formats(), ", "))
 	out := fs.StringP("out", "o", "", "write to this file instead of stdout")
 	force := fs.Bool("force", false, "merge results of different targets or non-overlapping run windows (never of different phases)")
+	hdrDir := fs.String("hdr-dir", "", "also write the merged <name>.hgrm and <name>.hlog here, one pair per phase (from the per-second histograms the files carry)")
 	if err := parseFiles(fs, args, 1, -1); err != nil {
 		return err
 	}
@@ -137,6 +136,11 @@ func reportMerge(args []string, stdout io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if *hdrDir != "" {
+		if _, err := report.WriteHDRFiles(*hdrDir, merged); err != nil {
+			return err
+		}
 	}
 	return writeReport(merged, write, *out, stdout)
 }
@@ -173,6 +177,13 @@ func readSummary(path string) (*report.Summary, error) {
 	}
 	if s.Tool != "lockbench" {
 		return nil, usageErrorf("%s is not a lockbench JSON result (--format json)", path)
+	}
+	if s.Kind == report.KindComparison {
+		return nil, usageErrorf("%s is the output of report compare, not a result (--format json of run, sweep or capacity)", path)
+	}
+	if s.SchemaVersion > report.SchemaVersion {
+		return nil, usageErrorf("%s is in result schema version %d, written by a newer lockbench; this one (%s) reads versions up to %d: upgrade it",
+			path, s.SchemaVersion, versionString(), report.SchemaVersion)
 	}
 	return &s, nil
 }

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/internal/resultschema"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -31,7 +30,7 @@ func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
 	if code != exitOK && code != exitUnsafe {
 		return nil, code, stderr
 	}
-	if err := resultschema.Check([]byte(stdout)); err != nil {
+	if err := checkResultSchema([]byte(stdout)); err != nil {
 		t.Fatalf("%v: output breaks the JSON contract: %v", args, err)
 	}
 	var s report.Summary
@@ -373,7 +372,7 @@ func mergeFiles(t *testing.T, files []string) report.Summary {
 	if err := json.Unmarshal([]byte(stdout), &merged); err != nil {
 		t.Fatal(err)
 	}
-	if err := resultschema.Check([]byte(stdout)); err != nil {
+	if err := checkResultSchema([]byte(stdout)); err != nil {
 		t.Errorf("merged: %v", err)
 	}
 	return merged
@@ -422,8 +421,8 @@ func TestTwoProcessesOverlapAcrossTheBarrier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if data, err := os.ReadFile(f); err != nil || resultschema.Check(data) != nil {
-				t.Errorf("%s: %v %v", f, err, resultschema.Check(data))
+			if data, err := os.ReadFile(f); err != nil || checkResultSchema(data) != nil {
+				t.Errorf("%s: %v %v", f, err, checkResultSchema(data))
 			}
 			for _, r := range s.Results {
 				if r.Safety.Overlaps != 0 || r.History == nil || (r.Strategy == "fair" && r.History.Sections == 0) {

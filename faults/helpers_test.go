@@ -17,8 +17,8 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/internal/resultschema"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/schema"
 	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -115,7 +115,7 @@ func (b *bench) viaJSON(t *testing.T, cfg workload.Config, results []report.Resu
 	if err := report.JSON(&buf, sum); err != nil {
 		t.Fatal(err)
 	}
-	if err := resultschema.Check(buf.Bytes()); err != nil {
+	if err := schema.Validate(schema.Result, buf.Bytes()); err != nil {
 		t.Fatalf("the JSON report breaks its contract: %v", err)
 	}
 	var back report.Summary

@@ -19,42 +19,84 @@ type field struct {
 	name    string
 	kind    kind
 	example string // a valid value, for messages
+	doc     string // what it sets, for editors (schema/profile.json)
 }
 
 // topFields are a profile's top-level keys, in the order messages list them: the run flags
 // (same names, same value syntax), then faults and phases.
 var topFields = []field{
-	{"strategy", kindStrategies, "token,fenced"},
-	{"workers", kindInt, "100"},
-	{"rate", kindNumber, "5000"},
-	{"max-inflight", kindInt, "1000"},
-	{"keys", kindInt, "1000"},
-	{"key-dist", kindText, "zipf:1.1"},
-	{"hold", kindText, "exp:1ms"},
-	{"reentry", kindInt, "2"},
-	{"duration", kindDuration, "10s"},
-	{"warmup", kindDuration, "1s"},
-	{"acquire-timeout", kindDuration, "5s"},
-	{"ttl", kindDuration, "10s"},
-	{"watchdog", kindText, "auto"},
-	{"wait", kindText, "pubsub"},
-	{"topology", kindText, "single"},
-	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`},
-	{"phases", kindPhases, "[{strategy: token}]"},
+	{"strategy", kindStrategies, "token,fenced", "strategies, one phase each: a name, \"a,b,c\", \"all\", or a list of names"},
+	{"workers", kindInt, "100", "goroutines contending for the locks (closed loop)"},
+	{"rate", kindNumber, "5000", "open loop: acquisitions started per second regardless of completions (0 = closed loop)"},
+	{"max-inflight", kindInt, "1000", "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default: workers)"},
+	{"keys", kindInt, "1000", "distinct lock keys (1 = one hot key)"},
+	{"key-dist", kindText, "zipf:1.1", "which key each acquisition takes: uniform or zipf[:S] (S > 1, default 1.1)"},
+	{"hold", kindText, "exp:1ms", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
+	{"reentry", kindInt, "2", "nested re-acquires by the holder (reentrant strategies only)"},
+	{"duration", kindDuration, "10s", "measured time per phase, with a unit (10s)"},
+	{"warmup", kindDuration, "1s", "unrecorded time before each measurement, with a unit (0s = none)"},
+	{"acquire-timeout", kindDuration, "5s", "give up one acquire after this long (counted as a timeout)"},
+	{"ttl", kindDuration, "10s", "lease time Redis keeps a lock, with a unit"},
+	{"watchdog", kindText, "auto", "lease renewal: off, auto (= ttl/3) or an interval below the ttl"},
+	{"wait", kindText, "pubsub", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
+	{"topology", kindText, "single", "the Redis a spawned target runs: single, redlock, sentinel or cluster"},
+	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in every phase (see lockbench faults)"},
+	{"phases", kindPhases, "[{strategy: token}]", "explicit phases, each one strategy with the settings that differ for it"},
 }
 
 // phaseFields are the keys of one entry of phases: the settings that may differ by phase.
 var phaseFields = []field{
-	{"strategy", kindStrategy, "token"},
-	{"label", kindText, "wd=auto"},
-	{"ttl", kindDuration, "10s"},
-	{"watchdog", kindText, "auto"},
-	{"wait", kindText, "pubsub"},
-	{"workers", kindInt, "100"},
-	{"rate", kindNumber, "5000"},
-	{"keys", kindInt, "1000"},
-	{"hold", kindText, "exp:1ms"},
-	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`},
+	{"strategy", kindStrategy, "token", "the phase's one strategy"},
+	{"label", kindText, "wd=auto", "tells phases of one strategy apart in reports"},
+	{"ttl", kindDuration, "10s", "lease time Redis keeps a lock, with a unit"},
+	{"watchdog", kindText, "auto", "lease renewal: off, auto (= ttl/3) or an interval below the ttl"},
+	{"wait", kindText, "pubsub", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
+	{"workers", kindInt, "100", "goroutines contending for the locks (closed loop)"},
+	{"rate", kindNumber, "5000", "open loop: acquisitions started per second regardless of completions (0 = closed loop)"},
+	{"keys", kindInt, "1000", "distinct lock keys (1 = one hot key)"},
+	{"hold", kindText, "exp:1ms", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
+	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in this phase, besides the top-level ones"},
+}
+
+// Field describes one key a profile may hold, for what documents or checks profiles outside
+// this package: schema/profile.json, the JSON Schema editors complete profiles with, is
+// generated from TopFields and PhaseFields.
+type Field struct {
+	Name    string
+	Shape   string // how its value is written: one of the Shape constants
+	Example string // a valid value, as YAML
+	Doc     string // what it sets
+}
+
+// The shapes of a profile's values (Field.Shape).
+const (
+	ShapeText       = "text"       // any scalar, carried as written: "zipf:1.1", "exp:1ms", "auto"
+	ShapeInteger    = "integer"    // a whole number: 100
+	ShapeNumber     = "number"     // a number: 5000, 2.5
+	ShapeDuration   = "duration"   // a string with a unit: "10s", "500ms"
+	ShapeStrategies = "strategies" // a name, "a,b", "all", or a list of names
+	ShapeStrategy   = "strategy"   // exactly one strategy name
+	ShapeFaults     = "faults"     // a list of fault spec strings
+	ShapePhases     = "phases"     // a list of phase mappings, each with PhaseFields
+)
+
+var shapes = [...]string{
+	kindText: ShapeText, kindInt: ShapeInteger, kindNumber: ShapeNumber, kindDuration: ShapeDuration,
+	kindStrategies: ShapeStrategies, kindStrategy: ShapeStrategy, kindFaults: ShapeFaults, kindPhases: ShapePhases,
+}
+
+// TopFields returns the keys a profile may hold at the top level, in schema order.
+func TopFields() []Field { return exported(topFields) }
+
+// PhaseFields returns the keys one entry of phases may hold.
+func PhaseFields() []Field { return exported(phaseFields) }
+
+func exported(fields []field) []Field {
+	out := make([]Field, len(fields))
+	for i, f := range fields {
+		out[i] = Field{Name: f.name, Shape: shapes[f.kind], Example: f.example, Doc: f.doc}
+	}
+	return out
 }
 
 // Keys returns the keys a profile may hold at the top level, in schema order. All but

@@ -21,11 +21,22 @@ type CompareOptions struct {
 	Threshold float64
 }
 
-// Comparison is run B measured against run A (the baseline), result by result.
+// KindComparison is Comparison.Kind.
+const KindComparison = "comparison"
+
+// Comparison is run B measured against run A (the baseline), result by result. Its JSON
+// (ComparisonJSON) opens with the same header as a result's, and schema/comparison.json
+// describes it.
 type Comparison struct {
-	A         string  `json:"a"` // run A as the results table's header names it
-	B         string  `json:"b"`
-	Threshold float64 `json:"threshold"`
+	Tool          string `json:"tool" jsonschema:"enum=lockbench"`
+	SchemaVersion int    `json:"schema_version"` // see SchemaVersion
+	Kind          string `json:"kind" jsonschema:"enum=comparison"`
+	Version       string `json:"version"` // of the lockbench that compared; Compare leaves it to the caller
+
+	A string `json:"a"` // run A as the results table's header names it
+	B string `json:"b"`
+	// Threshold is the relative change that counts as a regression: 0.10 = 10%.
+	Threshold float64 `json:"threshold_ratio"`
 	// Rows hold the results both runs have, in A's order.
 	Rows []ComparisonRow `json:"rows"`
 	// OnlyA and OnlyB name the results only one run has.
@@ -43,7 +54,7 @@ type ComparisonRow struct {
 
 // MetricChange is one metric in both runs. Metric names follow the CSV columns.
 type MetricChange struct {
-	Metric string  `json:"metric"` // e.g. acquire_rate, acquire_p99_us, overlaps
+	Metric string  `json:"metric"` // e.g. acquire_rate_per_s, acquire_p99_us, overlaps
 	A      float64 `json:"a"`
 	B      float64 `json:"b"`
 	// AMeasured and BMeasured say whether each run measured the metric at all (a phase
@@ -85,7 +96,7 @@ func resultMetrics() []metric {
 	us := func(v int64) float64 { return float64(v) }
 	count := func(v float64) string { return formatCount(uint64(v)) }
 	return []metric{
-		{"acquire_rate", "acquires/s", higherIsBetter, func(r *Result) float64 { return r.AcquireRate }, always, FormatRate},
+		{"acquire_rate_per_s", "acquires/s", higherIsBetter, func(r *Result) float64 { return r.AcquireRate }, always, FormatRate},
 		{"acquire_p50_us", "acquire p50", lowerIsBetter, func(r *Result) float64 { return us(r.LatencyUS.Acquire.P50) }, hasAcquires, FormatUS},
 		{"acquire_p99_us", "acquire p99", lowerIsBetter, func(r *Result) float64 { return us(r.LatencyUS.Acquire.P99) }, hasAcquires, FormatUS},
 		{"acquire_p999_us", "acquire p99.9", lowerIsBetter, func(r *Result) float64 { return us(r.LatencyUS.Acquire.P999) }, hasAcquires, FormatUS},
@@ -105,7 +116,7 @@ func resultMetrics() []metric {
 func capacityMetrics() []metric {
 	always := func(*Result) bool { return true }
 	return []metric{
-		{"max_rate", "max acquires/s in SLO", higherIsBetter, func(r *Result) float64 { return r.AcquireRate }, always, FormatRate},
+		{"max_rate_per_s", "max acquires/s in SLO", higherIsBetter, func(r *Result) float64 { return r.AcquireRate }, always, FormatRate},
 		{"cpu_percent_at_max", "Redis CPU at max", lowerIsBetter, func(r *Result) float64 { return r.Redis.CPUPercent },
 			func(r *Result) bool { return r.Redis.CPUPercent > 0 }, formatPercent},
 	}
@@ -140,7 +151,10 @@ func Compare(a, b *Summary, opt CompareOptions) (*Comparison, error) {
 	if (a.Kind == KindCapacity) != (b.Kind == KindCapacity) {
 		return nil, fmt.Errorf("compare: A is a %s, B a %s: a capacity search compares only with another", summaryKind(a), summaryKind(b))
 	}
-	c := &Comparison{A: runLine(a), B: runLine(b), Threshold: opt.Threshold, Regressions: []string{}}
+	c := &Comparison{
+		Tool: "lockbench", SchemaVersion: SchemaVersion, Kind: KindComparison,
+		A: runLine(a), B: runLine(b), Threshold: opt.Threshold, Regressions: []string{},
+	}
 	ra, rb, metrics := a.Results, b.Results, resultMetrics()
 	if a.Kind == KindCapacity {
 		ra, rb, metrics = capacityAsResults(a.Capacity), capacityAsResults(b.Capacity), capacityMetrics()
@@ -211,6 +225,20 @@ func regressionLine(name string, m metric, mc MetricChange, threshold float64) s
 	default:
 		return line + " (x" + formatRatio(mc.Ratio) + ", up more than " + formatPercent(threshold*100) + ")"
 	}
+}
+
+// ComparisonJSON writes c as indented JSON with a trailing newline, as schema/comparison.json
+// describes it; schema_version is always SchemaVersion. Lists left nil are written as [].
+func ComparisonJSON(w io.Writer, c *Comparison) error {
+	out := *c
+	out.SchemaVersion = SchemaVersion
+	out.Rows = make([]ComparisonRow, len(c.Rows))
+	for i, r := range c.Rows {
+		r.Metrics = nonNil(r.Metrics)
+		out.Rows[i] = r
+	}
+	out.Regressions = nonNil(out.Regressions)
+	return writeJSON(w, &out, "comparison report")
 }
 
 // capacityAsResults turns capacity answers into results the capacity metrics read: the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/schema"
 )
 
 // metricOf finds one metric of the row named name.
@@ -36,7 +38,7 @@ func TestCompareFlagsRegression(t *testing.T) {
 	if c.Threshold != DefaultCompareThreshold {
 		t.Errorf("threshold = %v, want the default %v", c.Threshold, DefaultCompareThreshold)
 	}
-	rate := metricOf(t, c, "token", "acquire_rate")
+	rate := metricOf(t, c, "token", "acquire_rate_per_s")
 	if !rate.Regression || !rate.Comparable || rate.Ratio < 0.799 || rate.Ratio > 0.801 {
 		t.Errorf("acquire_rate = %+v, want a regression with ratio 0.8", rate)
 	}
@@ -180,7 +182,7 @@ func TestCompareCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !metricOf(t, c, "token", "max_rate").Regression {
+	if !metricOf(t, c, "token", "max_rate_per_s").Regression {
 		t.Errorf("max rate 42.1k -> 30k not flagged: %+v", c.Rows)
 	}
 	if _, err := Compare(a, testSummary(), CompareOptions{}); err == nil || !strings.Contains(err.Error(), "capacity") {
@@ -230,4 +232,40 @@ func containsLine(lines []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// ComparisonJSON opens with the header every lockbench document has and validates against
+// schema/comparison.json, for runs and for capacity searches, with and without rows.
+func TestComparisonJSONSchema(t *testing.T) {
+	for name, pair := range map[string][2]*Summary{
+		"runs":     {testSummary(), testSummary()},
+		"capacity": {capacitySummary(), capacitySummary()},
+		"disjoint": {testSummary(), {Tool: "lockbench"}},
+	} {
+		c, err := Compare(pair[0], pair[1], CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Version = "v1.2.3"
+		var buf bytes.Buffer
+		if err := ComparisonJSON(&buf, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(schema.Comparison, buf.Bytes()); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, buf.Bytes())
+		}
+		var head struct {
+			Tool          string `json:"tool"`
+			SchemaVersion int    `json:"schema_version"`
+			Kind          string `json:"kind"`
+			Version       string `json:"version"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &head); err != nil || head.Tool != "lockbench" ||
+			head.SchemaVersion != SchemaVersion || head.Kind != KindComparison || head.Version != "v1.2.3" {
+			t.Errorf("%s: header %+v (%v)", name, head, err)
+		}
+		if !strings.HasPrefix(buf.String(), "{\n  \"tool\": \"lockbench\",\n  \"schema_version\": 1,") {
+			t.Errorf("%s: does not open with the header:\n%.100s", name, buf.String())
+		}
+	}
 }

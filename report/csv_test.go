@@ -41,7 +41,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	checks := map[string]string{
 		"acquire_p99_us":       "5600",
 		"acquire_mean_us":      "480",
-		"acquire_rate":         "9876.5",
+		"acquire_rate_per_s":   "9876.5",
 		"timeouts":             "1234", // raw, no thousands separator
 		"overlaps":             "3",
 		"lost_leases":          "5",
@@ -52,7 +52,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			t.Errorf("set-nx-del %s = %q, want %q", name, got, want)
 		}
 	}
-	if rate, err := strconv.ParseFloat(records[1][col("acquire_rate")], 64); err != nil || rate != 12345.6 {
+	if rate, err := strconv.ParseFloat(records[1][col("acquire_rate_per_s")], 64); err != nil || rate != 12345.6 {
 		t.Errorf("token acquire_rate = %v (%v), want 12345.6", rate, err)
 	}
 	if got := records[3][col("error")]; got != s.Results[2].Error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -85,8 +86,9 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 //
 //   - <name>.hgrm: the percentile distribution of the acquire histogram, values in
 //     milliseconds; the input of HdrHistogram's plotter (plotFiles.html).
-//   - <name>.hlog: an HdrHistogram interval log (format 1.3), one acquire histogram per
-//     Result.Intervals entry, values in µs, timestamps relative to the log's BaseTime.
+//   - <name>.hlog: an HdrHistogram interval log (format 1.3) with, for every second of
+//     Result.Intervals, four histograms tagged acquire, release, handoff and hold, values in
+//     nanoseconds (see writeHLOG).
 //
 // <name> is the result's name in the results table (ResultNames), made safe for a file
 // name (see HDRFileBases): "token" for a plain run, "token-ttl=1s" for a sweep's or a
@@ -178,31 +180,46 @@ func writeHGRM(path string, r *Result, name string) error {
 	return writeFile(path, buf.Bytes())
 }
 
+// HLOGTags are the tags of an .hlog's interval histograms, in the order each second lists
+// them: the four histograms of Latencies.
+var HLOGTags = []string{"acquire", "release", "handoff", "hold"}
+
+// nsPerUS converts the recorded µs into the .hlog's ns.
+const nsPerUS = 1000
+
 // writeHLOG writes r.Intervals as an HdrHistogram interval log to path; name is the
-// result's, for its comment line and errors. The log's start time
-// is the first interval's start (runStartMS, Unix ms, when there is none). Its base time is
-// that start rounded down to a whole second, because the BaseTime line only carries whole
-// seconds and readers add it back to every interval timestamp.
+// result's, for its comment line and errors.
 //
-// The writer divides the Interval_Max column by 1e6 (it assumes nanoseconds and prints ms);
-// with our µs values that column is in seconds. A comment line in the log says so.
+// The log follows HdrHistogram's conventions, so that its tools read it as it is: values are
+// in nanoseconds (HistogramLogProcessor divides by 1e6 by default and prints milliseconds;
+// the writer's Interval_Max column is in ms too), every second has one histogram per tag
+// (HLOGTags; "" intervals as empty histograms, so that each tag has the same timeline; pick
+// one with HistogramLogProcessor's -tag, as it reads only untagged lines without it), and
+// StartTime and BaseTime carry milliseconds. Both are the first
+// interval's start (runStartMS, Unix ms, when there is none), so interval timestamps are
+// seconds since the measured window began.
 func writeHLOG(path string, r *Result, name string, runStartMS int64) error {
 	startMS := runStartMS
 	if len(r.Intervals) > 0 {
 		startMS = r.Intervals[0].StartMS
 	}
-	baseMS := startMS - startMS%1000
-
 	var buf bytes.Buffer
 	lw := hdrhistogram.NewHistogramLogWriter(&buf)
-	lw.SetBaseTime(baseMS)
+	lw.SetBaseTime(startMS)
+	// The library's StartTime and BaseTime lines carry whole seconds; HdrHistogram's own
+	// writer prints them with three decimals, which its readers (and this library's) parse.
+	start := float64(startMS) / 1000
+	iso := time.UnixMilli(startMS).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	header := []func() error{
 		lw.OutputLogFormatVersion,
 		func() error {
-			return lw.OutputComment(fmt.Sprintf("[lockbench acquire latency, %s: values in microseconds; Interval_Max in seconds]", name))
+			return lw.OutputComment(fmt.Sprintf("[lockbench %s: latencies in nanoseconds (HdrHistogram's convention), "+
+				"one interval a second per tag: %s; Interval_Max in milliseconds]", name, strings.Join(HLOGTags, ", ")))
 		},
-		func() error { return lw.OutputStartTime(startMS) },
-		func() error { return lw.OutputBaseTime(baseMS) },
+		func() error {
+			return lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]", start, iso))
+		},
+		func() error { return lw.OutputComment(fmt.Sprintf("[BaseTime: %.3f (seconds since epoch)]", start)) },
 		lw.OutputLegend,
 	}
 	for _, write := range header {
@@ -211,17 +228,45 @@ func writeHLOG(path string, r *Result, name string, runStartMS int64) error {
 		}
 	}
 	for i, iv := range r.Intervals {
-		h, err := DecodeHistogram(iv.Acquire)
-		if err != nil {
-			return fmt.Errorf("%s: interval %d: %w", name, i, err)
-		}
-		h.SetStartTimeMs(iv.StartMS)
-		h.SetEndTimeMs(iv.EndMS)
-		if err := lw.OutputIntervalHistogram(h); err != nil {
-			return fmt.Errorf("%s: interval %d: %w", name, i, err)
+		for t, enc := range iv.tagged() {
+			h, err := DecodeHistogram(enc)
+			if err != nil {
+				return fmt.Errorf("%s: interval %d: %s %w", name, i, HLOGTags[t], err)
+			}
+			ns := nanoseconds(h)
+			ns.SetTag(HLOGTags[t])
+			ns.SetStartTimeMs(iv.StartMS)
+			ns.SetEndTimeMs(iv.EndMS)
+			if err := lw.OutputIntervalHistogram(ns); err != nil {
+				return fmt.Errorf("%s: interval %d: %w", name, i, err)
+			}
 		}
 	}
 	return writeFile(path, buf.Bytes())
+}
+
+// tagged returns iv's encoded histograms in HLOGTags order.
+func (iv *Interval) tagged() [4]string {
+	return [4]string{iv.Acquire, iv.Release, iv.Handoff, iv.Hold}
+}
+
+// taggedPtr returns pointers to iv's encoded histograms in HLOGTags order.
+func (iv *Interval) taggedPtr() [4]*string {
+	return [4]*string{&iv.Acquire, &iv.Release, &iv.Handoff, &iv.Hold}
+}
+
+// nanoseconds returns a copy of h (values in µs, as recorded) with values in ns, for
+// HdrHistogram's tools: every recorded value v becomes v×1000, where v is the highest value
+// equivalent to it in h. Percentiles of the copy, divided by 1000, are h's to within its
+// precision (0.1%).
+func nanoseconds(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	ns := hdrhistogram.New(LowestUS, HighestUS*nsPerUS, SignificantDigits)
+	for _, bar := range h.Distribution() {
+		if bar.Count > 0 {
+			_ = ns.RecordValues(min(bar.To, HighestUS)*nsPerUS, bar.Count) // in range, so no error
+		}
+	}
+	return ns
 }
 
 // writeFile writes data to path with mode 0644. The error names the path.

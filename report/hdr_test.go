@@ -2,6 +2,8 @@ package report
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -152,7 +154,8 @@ func TestPercentilesOfMonotonic(t *testing.T) {
 }
 
 // hdrSummary has two results named token (a sweep) and one whose name is not a safe file
-// name; each result has per-second intervals, one of them empty.
+// name; each result has per-second intervals, the last one empty, with all four histograms
+// but handoff, which records in every other second only.
 func hdrSummary(t *testing.T) *Summary {
 	t.Helper()
 	start := time.Date(2025, 3, 1, 10, 0, 0, 250*int(time.Millisecond), time.UTC)
@@ -165,7 +168,13 @@ func hdrSummary(t *testing.T) *Summary {
 			startMS := start.UnixMilli() + int64(i)*1000
 			iv := Interval{StartMS: startMS, EndMS: startMS + 1000}
 			if i < intervals-1 { // the last second recorded nothing
-				iv.Acquire = encoded(t, histogramOf(t, values[i*per:(i+1)*per]...))
+				part := values[i*per : (i+1)*per]
+				iv.Acquire = encoded(t, histogramOf(t, part...))
+				iv.Release = encoded(t, histogramOf(t, timesRatio(part, 1, 3)...))
+				iv.Hold = encoded(t, histogramOf(t, timesRatio(part, 7, 1)...))
+				if i%2 == 0 {
+					iv.Handoff = encoded(t, histogramOf(t, timesRatio(part, 2, 1)...))
+				}
 			}
 			r.Intervals = append(r.Intervals, iv)
 		}
@@ -180,6 +189,15 @@ func hdrSummary(t *testing.T) *Summary {
 			result("weird/name", spread(10, 5, 50), 1),
 		},
 	}
+}
+
+// timesRatio is values × num / den, each at least 1.
+func timesRatio(values []int64, num, den int64) []int64 {
+	out := make([]int64, len(values))
+	for i, v := range values {
+		out[i] = max(v*num/den, 1)
+	}
+	return out
 }
 
 func TestWriteHDRFiles(t *testing.T) {
@@ -251,15 +269,26 @@ func checkHGRM(t *testing.T, path string, r *Result) {
 	}
 }
 
-// checkHLOG reads path back as an interval log and compares it with r.Intervals.
+// checkHLOG reads path back with hdrhistogram-go's log reader and compares it with
+// r.Intervals: every second has the four tags in order, values in ns that are r's µs × 1000
+// (to within the histograms' 0.1%), counts exact, times to the millisecond; the header says
+// nanoseconds and carries a StartTime with milliseconds.
 func checkHLOG(t *testing.T, path string, r *Result) {
 	t.Helper()
-	f, err := os.Open(path)
+	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	reader := hdrhistogram.NewHistogramLogReader(f)
+	if !strings.Contains(string(text), "latencies in nanoseconds") {
+		t.Errorf("%s: the header does not say the unit:\n%.400s", path, text)
+	}
+	if len(r.Intervals) > 0 {
+		start := fmt.Sprintf("#[StartTime: %d.%03d (seconds since epoch), ", r.Intervals[0].StartMS/1000, r.Intervals[0].StartMS%1000)
+		if !strings.Contains(string(text), start) {
+			t.Errorf("%s: no line %q:\n%.400s", path, start, text)
+		}
+	}
+	reader := hdrhistogram.NewHistogramLogReader(bytes.NewReader(text))
 	var got []*hdrhistogram.Histogram
 	for {
 		h, err := reader.NextIntervalHistogram()
@@ -271,24 +300,54 @@ func checkHLOG(t *testing.T, path string, r *Result) {
 		}
 		got = append(got, h)
 	}
-	if len(got) != len(r.Intervals) {
-		t.Fatalf("%s: %d intervals, want %d", path, len(got), len(r.Intervals))
+	if len(got) != len(HLOGTags)*len(r.Intervals) {
+		t.Fatalf("%s: %d interval histograms, want %d tags × %d seconds", path, len(got), len(HLOGTags), len(r.Intervals))
 	}
 	for i, h := range got {
-		want, err := DecodeHistogram(r.Intervals[i].Acquire)
+		iv := &r.Intervals[i/len(HLOGTags)]
+		tag := HLOGTags[i%len(HLOGTags)]
+		if h.Tag() != tag {
+			t.Errorf("%s: histogram %d has tag %q, want %q", path, i, h.Tag(), tag)
+		}
+		want, err := DecodeHistogram(iv.tagged()[i%len(HLOGTags)])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.TotalCount() != want.TotalCount() || h.Max() != want.Max() {
-			t.Errorf("%s: interval %d count %d max %d, want %d, %d", path, i, h.TotalCount(), h.Max(), want.TotalCount(), want.Max())
-		}
+		checkNanoseconds(t, fmt.Sprintf("%s: second %d %s", path, i/len(HLOGTags), tag), h, want)
 		// The reader rebuilds absolute times from float seconds: allow 1 ms of rounding.
-		if d := h.StartTimeMs() - r.Intervals[i].StartMS; d < -1 || d > 1 {
-			t.Errorf("%s: interval %d starts at %d ms, want %d", path, i, h.StartTimeMs(), r.Intervals[i].StartMS)
+		if d := h.StartTimeMs() - iv.StartMS; d < -1 || d > 1 {
+			t.Errorf("%s: interval %d starts at %d ms, want %d", path, i, h.StartTimeMs(), iv.StartMS)
 		}
-		if d := h.EndTimeMs() - r.Intervals[i].EndMS; d < -1 || d > 1 {
-			t.Errorf("%s: interval %d ends at %d ms, want %d", path, i, h.EndTimeMs(), r.Intervals[i].EndMS)
+		if d := h.EndTimeMs() - iv.EndMS; d < -1 || d > 1 {
+			t.Errorf("%s: interval %d ends at %d ms, want %d", path, i, h.EndTimeMs(), iv.EndMS)
 		}
+	}
+}
+
+// checkNanoseconds checks that ns (values in ns) holds what us (values in µs) holds: the same
+// count, and percentiles and max that are us's × 1000 to within 0.1% (plus a µs).
+func checkNanoseconds(t *testing.T, what string, ns, us *hdrhistogram.Histogram) {
+	t.Helper()
+	if ns.TotalCount() != us.TotalCount() {
+		t.Errorf("%s: count %d, want %d", what, ns.TotalCount(), us.TotalCount())
+		return
+	}
+	got, want := PercentilesOf(ns), PercentilesOf(us)
+	for _, p := range []struct {
+		name     string
+		got, wnt int64
+	}{{"p50", got.P50, want.P50}, {"p90", got.P90, want.P90}, {"p99", got.P99, want.P99}, {"max", got.Max, want.Max}} {
+		if d := math.Abs(float64(p.got)/1000 - float64(p.wnt)); d > float64(p.wnt)*0.001+1 {
+			t.Errorf("%s: %s %d ns, want %d µs × 1000", what, p.name, p.got, p.wnt)
+		}
+	}
+}
+
+// nanoseconds keeps a histogram's distribution, ×1000.
+func TestNanoseconds(t *testing.T) {
+	for _, values := range [][]int64{spread(3000, 50, 20_000), spread(500, 1000, 900_000), {1}, {HighestUS}, nil} {
+		us := histogramOf(t, values...)
+		checkNanoseconds(t, fmt.Sprintf("%d values", len(values)), nanoseconds(us), us)
 	}
 }
 
@@ -344,7 +403,7 @@ func TestWriteHDRFilesOnePairPerPhase(t *testing.T) {
 		t.Fatalf("%d files in %s (%v), want %d: one phase's file overwrote another's", len(entries), dir, err, 2*len(s.Results))
 	}
 	hlog, err := os.ReadFile(filepath.Join(dir, "token-ttl=1s.hlog"))
-	if err != nil || !strings.Contains(string(hlog), "lockbench acquire latency, token ttl=1s:") {
+	if err != nil || !strings.Contains(string(hlog), "lockbench token ttl=1s:") {
 		t.Errorf("token-ttl=1s.hlog does not say which phase it is (%v):\n%.300s", err, hlog)
 	}
 }

@@ -7,17 +7,25 @@ import (
 )
 
 // JSON writes s as indented JSON (two spaces, trailing newline) in the schema of DESIGN.md
-// "JSON result"; internal/resultschema accepts what it writes. started_at is RFC 3339 (with
+// "JSON result", which schema/result.json describes; schema_version is always SchemaVersion,
+// whatever s says (s may have been read from an older file). started_at is RFC 3339 (with
 // fractional seconds when the time has them). Lists the engine left nil are written as []
 // rather than null, so that consumers can iterate them without a null check.
 func JSON(w io.Writer, s *Summary) error {
-	b, err := json.MarshalIndent(withEmptyLists(s), "", "  ")
+	c := withEmptyLists(s)
+	c.SchemaVersion = SchemaVersion
+	return writeJSON(w, c, "json report")
+}
+
+// writeJSON writes v as indented JSON with a trailing newline; what names the report in errors.
+func writeJSON(w io.Writer, v any, what string) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("json report: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	b = append(b, '\n')
 	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("json report: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/internal/resultschema"
 )
 
 // Tests of the fields added for faults, verdicts, sweeps and capacity searches.
@@ -186,8 +184,8 @@ func TestCSVCapacity(t *testing.T) {
 	header := records[0]
 	col := func(name string) string { return records[4][slices.Index(header, name)] } // token's 4th step
 	for name, want := range map[string]string{
-		"strategy": "token", "step": "4", "stage": "ramp", "offered": "80000", "achieved": "48800",
-		"p99_us": "61000", "pass": "false", "reason": "achieved 61% of offered", "max_rate": "42100",
+		"strategy": "token", "step": "4", "stage": "ramp", "offered_per_s": "80000", "achieved_per_s": "48800",
+		"p99_us": "61000", "pass": "false", "reason": "achieved 61% of offered", "max_rate_per_s": "42100",
 	} {
 		if got := col(name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
@@ -212,54 +210,44 @@ func csvRecords(t *testing.T, s *Summary) [][]string {
 	return records
 }
 
-// TestJSONSchemaNewKinds: sweeps, capacity searches and results with the new fields pass the
-// contract; the new fields are not required.
+// TestJSONSchemaNewKinds: sweeps, capacity searches, interrupted runs and plain runs all
+// validate against schema/result.json.
 func TestJSONSchemaNewKinds(t *testing.T) {
 	for name, s := range map[string]*Summary{
 		"sweep": kindSweepSummary(), "capacity": capacitySummary(), "run": testSummary(), "interrupted": sweepSummary(),
 	} {
-		if err := resultschema.Check(jsonDoc(t, s)); err != nil {
+		if err := validateResult(jsonDoc(t, s)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// A document without any of the optional fields (an older lockbench) still passes.
-	var doc map[string]any
-	if err := json.Unmarshal(jsonDoc(t, testSummary()), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range doc["results"].([]any) {
-		res := r.(map[string]any)
-		for _, k := range []string{"verdict", "label", "events", "faults", "histograms"} {
-			delete(res, k)
-		}
-		delete(res["safety"].(map[string]any), "stuck_keys")
-	}
-	data, _ := json.Marshal(doc)
-	if err := resultschema.Check(data); err != nil {
-		t.Errorf("optional fields are required: %v", err)
-	}
 }
 
-func TestCheckJSONSchemaRejectsMistypedOptional(t *testing.T) {
+func TestJSONSchemaRejectsMistypedOptional(t *testing.T) {
 	tests := []struct {
 		name     string
 		summary  func() *Summary
 		edit     func(d map[string]any)
 		wantPath string
 	}{
-		{"verdict not a string", testSummary, func(d map[string]any) { result(d, 0)["verdict"] = 1 }, "results[0].verdict: is number, want string"},
+		{"verdict not a string", testSummary, func(d map[string]any) { result(d, 0)["verdict"] = 1 }, "/results/0/verdict"},
 		{"stuck keys fractional", testSummary, func(d map[string]any) { obj(result(d, 1), "safety")["stuck_keys"] = 0.5 },
-			"results[1].safety.stuck_keys: is number, want integer"},
+			"/results/1/safety/stuck_keys"},
 		{"event without what", testSummary, func(d map[string]any) {
 			delete(result(d, 2)["events"].([]any)[0].(map[string]any), "what")
-		}, "results[2].events[0].what: missing"},
-		{"kind not a string", kindSweepSummary, func(d map[string]any) { d["kind"] = true }, "kind: is boolean, want string"},
-		{"sweep values not a list", kindSweepSummary, func(d map[string]any) { obj(d, "sweep")["values"] = "1s" }, "sweep.values: is string, want array"},
+		}, "/results/2/events/0"},
+		{"kind not a string", kindSweepSummary, func(d map[string]any) { d["kind"] = true }, "/kind"},
+		{"kind unknown", kindSweepSummary, func(d map[string]any) { d["kind"] = "bench" }, "/kind"},
+		{"sweep values not a list", kindSweepSummary, func(d map[string]any) { obj(d, "sweep")["values"] = "1s" }, "/sweep/values"},
 		{"capacity step without pass", capacitySummary, func(d map[string]any) {
 			delete(d["capacity"].([]any)[0].(map[string]any)["steps"].([]any)[2].(map[string]any), "pass")
-		}, "capacity[0].steps[2].pass: missing"},
+		}, "/capacity/0/steps/2"},
+		{"capacity step with the old name", capacitySummary, func(d map[string]any) {
+			step := d["capacity"].([]any)[0].(map[string]any)["steps"].([]any)[2].(map[string]any)
+			step["offered"] = step["offered_per_s"]
+			delete(step, "offered_per_s")
+		}, "/capacity/0/steps/2"},
 		{"capacity entry not an object", capacitySummary, func(d map[string]any) { d["capacity"] = []any{"token"} },
-			"capacity[0]: is string, want object"},
+			"/capacity/0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,9 +257,9 @@ func TestCheckJSONSchemaRejectsMistypedOptional(t *testing.T) {
 			}
 			tt.edit(doc)
 			data, _ := json.Marshal(doc)
-			err := resultschema.Check(data)
+			err := validateResult(data)
 			if err == nil || !strings.Contains(err.Error(), tt.wantPath) {
-				t.Errorf("CheckJSONSchema = %v, want a problem at %q", err, tt.wantPath)
+				t.Errorf("validate = %v, want a problem at %q", err, tt.wantPath)
 			}
 		})
 	}

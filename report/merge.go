@@ -414,7 +414,12 @@ func mergeResult(group []*Result) (Result, error) {
 		out.Verdict = Judge(out.Safety, out.Acquired)
 	}
 	out.Events = mergeEvents(group)
-	out.Timeline = mergeTimeline(group)
+	intervals, err := mergeIntervals(group)
+	if err != nil {
+		return out, err
+	}
+	out.Intervals = intervals
+	out.Timeline = mergeTimeline(group, intervals)
 	return out, nil
 }
 
@@ -590,11 +595,48 @@ func mergeEvents(group []*Result) []Event {
 	return events
 }
 
+// mergeIntervals merges the inputs' per-second histograms second by second, by index as
+// mergeTimeline does: every process samples once a second from the start of the same
+// window, which the barrier lined up. A merged second runs from the earliest start to the
+// latest end of the processes' seconds (their clocks differ by the skew between machines).
+// Inputs without intervals (an older lockbench) add nothing.
+func mergeIntervals(group []*Result) ([]Interval, error) {
+	var out []Interval
+	var merged [][4]*hdrhistogram.Histogram
+	for n, r := range group {
+		for i, iv := range r.Intervals {
+			if i == len(out) {
+				out = append(out, Interval{StartMS: iv.StartMS, EndMS: iv.EndMS})
+				merged = append(merged, [4]*hdrhistogram.Histogram{NewHistogram(), NewHistogram(), NewHistogram(), NewHistogram()})
+			}
+			out[i].StartMS = min(out[i].StartMS, iv.StartMS)
+			out[i].EndMS = max(out[i].EndMS, iv.EndMS)
+			for t, enc := range iv.tagged() {
+				h, err := DecodeHistogram(enc)
+				if err != nil {
+					return nil, fmt.Errorf("input %d: interval %d: %s %w", n+1, i, HLOGTags[t], err)
+				}
+				merged[i][t].Merge(h)
+			}
+		}
+	}
+	for i := range out {
+		for t, enc := range out[i].taggedPtr() {
+			var err error
+			if *enc, err = EncodeHistogram(merged[i][t]); err != nil {
+				return nil, fmt.Errorf("interval %d: %s %w", i, HLOGTags[t], err)
+			}
+		}
+	}
+	return out, nil
+}
+
 // mergeTimeline adds the inputs' timelines second by second (by index: every process
-// samples once a second from the start of the same window). The per-second histograms are
-// not in the JSON, so a second's p99 is the highest of the processes' p99s: an upper bound of
-// the true one, never an average.
-func mergeTimeline(group []*Result) []Second {
+// samples once a second from the start of the same window). A second's p99 comes from the
+// merged per-second acquire histogram (intervals) when every input carried its intervals;
+// otherwise (an older lockbench) it is the highest of the processes' p99s: an upper bound
+// of the true one, never an average.
+func mergeTimeline(group []*Result, intervals []Interval) []Second {
 	var out []Second
 	for _, r := range group {
 		for i, sec := range r.Timeline {
@@ -609,6 +651,15 @@ func mergeTimeline(group []*Result) []Second {
 			o.Timeouts += sec.Timeouts
 			o.Errors += sec.Errors
 			o.Events = appendNew(o.Events, sec.Events...)
+		}
+	}
+	exact := !slices.ContainsFunc(group, func(r *Result) bool { return len(r.Intervals) != len(r.Timeline) })
+	for i := range out {
+		if !exact || i >= len(intervals) {
+			break
+		}
+		if h, err := DecodeHistogram(intervals[i].Acquire); err == nil {
+			out[i].P99US = h.ValueAtQuantile(99)
 		}
 	}
 	return out

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/lockbench/lockbench/internal/resultschema"
 )
 
 // process is what one lockbench process of a multi-machine run measured for one phase: the
@@ -245,7 +244,7 @@ func TestMergeHistogramsExact(t *testing.T) {
 	if !merged.StartedAt.Equal(inputs[0].StartedAt) {
 		t.Errorf("started_at = %v, want the earliest %v", merged.StartedAt, inputs[0].StartedAt)
 	}
-	if err := resultschema.Check(jsonDoc(t, merged)); err != nil {
+	if err := validateResult(jsonDoc(t, merged)); err != nil {
 		t.Errorf("the merged result fails the contract: %v", err)
 	}
 }
@@ -538,4 +537,62 @@ func TestMergeOne(t *testing.T) {
 	if r.LatencyUS != w.LatencyUS || r.Acquired != w.Acquired || r.Fairness != w.Fairness || r.Histograms != w.Histograms {
 		t.Errorf("a merge of one changed its numbers:\n%+v\nwant\n%+v", r, w)
 	}
+}
+
+// TestMergeIntervals: the per-second histograms merge second by second (through the JSON,
+// as `report merge` reads them): counts add up per tag, a merged second spans the inputs'
+// seconds, and the timeline's p99 is the merged second's, not the larger of the two.
+func TestMergeIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var inputs []*Summary
+	var secondValues [2][]int64 // acquire µs of each second, over both processes
+	for node := 1; node <= 2; node++ {
+		p := newProcess(rng, 2000, float64(300*node), 5)
+		r := engineResult(t, p, 2, node)
+		base := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC).UnixMilli() + int64(node)*7 // clocks apart by ms
+		for sec := range 2 {
+			part := p.acquire[sec*1000 : (sec+1)*1000]
+			secondValues[sec] = append(secondValues[sec], part...)
+			iv := Interval{StartMS: base + int64(sec)*1000, EndMS: base + int64(sec+1)*1000,
+				Acquire: encoded(t, recordAll(t, part)), Hold: encoded(t, recordAll(t, p.hold[sec*1000:(sec+1)*1000]))}
+			r.Intervals = append(r.Intervals, iv)
+		}
+		inputs = append(inputs, viaJSON(t, nodeSummary(node, 2, r)))
+	}
+	merged, err := Merge(inputs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merged.Results[0]
+	if len(r.Intervals) != 2 {
+		t.Fatalf("%d merged seconds, want 2", len(r.Intervals))
+	}
+	for sec, iv := range r.Intervals {
+		for tag, enc := range map[string]string{"acquire": iv.Acquire, "hold": iv.Hold} {
+			h, err := DecodeHistogram(enc)
+			if err != nil || h.TotalCount() != 2000 {
+				t.Errorf("second %d %s: %d values (%v), want 2000", sec, tag, h.TotalCount(), err)
+			}
+		}
+		if iv.Release != "" || iv.Handoff != "" {
+			t.Errorf("second %d: tags no input recorded are not empty: %+v", sec, iv)
+		}
+		if first, second := inputs[0].Results[0].Intervals[sec], inputs[1].Results[0].Intervals[sec]; iv.StartMS != first.StartMS || iv.EndMS != second.EndMS {
+			t.Errorf("second %d spans %d..%d, want %d..%d", sec, iv.StartMS, iv.EndMS, first.StartMS, second.EndMS)
+		}
+		want := recordAll(t, secondValues[sec]).ValueAtQuantile(99)
+		if got := r.Timeline[sec].P99US; got != want {
+			t.Errorf("timeline second %d p99 = %d, want the merged second's %d", sec, got, want)
+		}
+	}
+	if err := validateResult(jsonDoc(t, merged)); err != nil {
+		t.Errorf("the merged result fails the schema: %v", err)
+	}
+	// The merged log has every tag of every second.
+	dir := t.TempDir()
+	paths, err := WriteHDRFiles(dir, merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHLOG(t, paths[1], &merged.Results[0])
 }

@@ -3,21 +3,28 @@
 //
 // A Summary is plain data. Nothing live (no clients, no histograms being recorded) crosses
 // into this package; the engine fills a Summary when a phase ends and hands it over.
-// The JSON field names are a contract (DESIGN.md, "JSON result"): add fields, never rename.
+// The JSON field names are a contract (DESIGN.md, "JSON result"), described by the JSON
+// Schema in schema/result.json, which `go generate ./schema` derives from these types. Every
+// name carries its unit (acquire_rate_per_s, p99_us). Add fields freely; a rename or a
+// removal raises SchemaVersion, and the old name stays readable for a release (legacy.go).
 package report
 
 import "time"
 
 // Summary is the result of one lockbench run.
 type Summary struct {
-	Tool        string    `json:"tool"`           // always "lockbench"
-	Kind        string    `json:"kind,omitempty"` // run (also when empty) | sweep | capacity
-	Version     string    `json:"version"`
-	StartedAt   time.Time `json:"started_at"` // RFC3339 in JSON
-	Interrupted bool      `json:"interrupted"`
-	Target      Target    `json:"target"`
-	Config      Config    `json:"config"`
-	Results     []Result  `json:"results"`
+	Tool string `json:"tool" jsonschema:"enum=lockbench"` // always "lockbench"
+	// SchemaVersion is the version of schema/result.json the document follows; the JSON
+	// reporter always writes SchemaVersion (the constant). 0 when read from a file written
+	// before the schema was versioned.
+	SchemaVersion int       `json:"schema_version"`
+	Kind          string    `json:"kind,omitempty" jsonschema:"enum=run,enum=sweep,enum=capacity"` // run (also when empty)
+	Version       string    `json:"version"`
+	StartedAt     time.Time `json:"started_at"` // RFC3339 in JSON
+	Interrupted   bool      `json:"interrupted"`
+	Target        Target    `json:"target"`
+	Config        Config    `json:"config"`
+	Results       []Result  `json:"results"`
 	// Notes are lines a reader must see with the numbers (e.g. that the target is an
 	// in-process fake); reporters print them.
 	Notes []string `json:"notes,omitempty"`
@@ -55,19 +62,19 @@ type Capacity struct {
 	SLO      string         `json:"slo"` // e.g. "p99<=5ms timeouts<=0.1%"
 	Steps    []CapacityStep `json:"steps"`
 	// MaxRate is the highest offered acquisitions/s that passed; 0 when none did.
-	MaxRate float64 `json:"max_rate"`
+	MaxRate float64 `json:"max_rate_per_s"`
 	// CPUPercentAtMax is Redis CPU (% of one core) at MaxRate.
 	CPUPercentAtMax float64 `json:"cpu_percent_at_max"`
 }
 
 // CapacityStep is one open-loop step of a capacity search.
 type CapacityStep struct {
-	Stage           string  `json:"stage"` // ramp | bisect
-	Offered         float64 `json:"offered"`
-	Achieved        float64 `json:"achieved"`
+	Stage           string  `json:"stage"`          // ramp | bisect
+	Offered         float64 `json:"offered_per_s"`  // acquisitions/s asked for
+	Achieved        float64 `json:"achieved_per_s"` // acquisitions/s done
 	Dropped         uint64  `json:"dropped"`
 	P99US           int64   `json:"p99_us"`
-	TimeoutRate     float64 `json:"timeout_rate"` // timeouts / (acquired + timeouts)
+	TimeoutRate     float64 `json:"timeout_ratio"` // timeouts / (acquired + timeouts), 0..1
 	RedisCPUPercent float64 `json:"redis_cpu_percent"`
 	Pass            bool    `json:"pass"`
 	Reason          string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
@@ -88,7 +95,7 @@ type Target struct {
 type Config struct {
 	Strategies       []string `json:"strategies"`
 	Workers          int      `json:"workers"`
-	Rate             float64  `json:"rate"` // acquisitions/s offered; 0 = closed loop
+	Rate             float64  `json:"rate_per_s"` // acquisitions/s offered; 0 = closed loop
 	MaxInflight      int      `json:"max_inflight,omitempty"`
 	Keys             int      `json:"keys"`
 	KeyDist          string   `json:"key_dist"` // uniform | zipf:S
@@ -120,8 +127,8 @@ type Result struct {
 	Keys       int     `json:"keys"`
 
 	Acquired    uint64  `json:"acquired"`
-	AcquireRate float64 `json:"acquire_rate"` // acquired / duration_s
-	OfferedRate float64 `json:"offered_rate,omitempty"`
+	AcquireRate float64 `json:"acquire_rate_per_s"` // acquired / duration_s
+	OfferedRate float64 `json:"offered_rate_per_s,omitempty"`
 	Timeouts    uint64  `json:"timeouts"` // acquire gave up after --acquire-timeout
 	Errors      uint64  `json:"errors"`   // Redis or network failures
 	Dropped     uint64  `json:"dropped"`  // open loop: arrivals that found no free worker
@@ -146,9 +153,10 @@ type Result struct {
 	// several processes can be merged exactly (never by averaging percentiles).
 	Histograms Histograms `json:"histograms"`
 
-	// Intervals are the per-second acquire histograms for the .hlog interval log. They are
-	// not part of the JSON (they would dominate it); Timeline carries their p99.
-	Intervals []Interval `json:"-"`
+	// Intervals are the per-second histograms of the measured window, for the .hlog interval
+	// log (WriteHDRFiles) and for `report merge` to write the merged one. Compressed, they
+	// cost about 1.5 KB a second (four histograms of a contended phase).
+	Intervals []Interval `json:"intervals,omitempty"`
 
 	// Error is set when the phase could not run to its end (e.g. Redis went away).
 	Error string `json:"error,omitempty"`
@@ -283,9 +291,13 @@ type Histograms struct {
 	Hold    string `json:"hold"`
 }
 
-// Interval is one second's acquire histogram for the .hlog file.
+// Interval is one second's histograms for the .hlog file, encoded as in Histograms (values
+// in µs; the .hlog has them in ns). A histogram that recorded nothing is "".
 type Interval struct {
-	StartMS int64  // Unix milliseconds
-	EndMS   int64  // Unix milliseconds
-	Acquire string // encoded as in Histograms
+	StartMS int64  `json:"start_ms"` // Unix milliseconds
+	EndMS   int64  `json:"end_ms"`   // Unix milliseconds
+	Acquire string `json:"acquire,omitempty"`
+	Release string `json:"release,omitempty"`
+	Handoff string `json:"handoff,omitempty"`
+	Hold    string `json:"hold,omitempty"`
 }

@@ -390,7 +390,7 @@ for i in range(1, int(sys.argv[2]) + 1):
         r = json.load(open(f"{sys.argv[1]}/spread-{i}.json"))["results"][0]
     except Exception:
         continue
-    best = max(best, (r["acquire_rate"], str(i)))
+    best = max(best, (r.get("acquire_rate_per_s", r.get("acquire_rate", 0.0)), str(i)))
 print(f"{0.5 * best[0]:.0f} {best[1] or '-'}")
 EOF
 )

@@ -34,7 +34,10 @@ def load_result(d, name):
     try:
         with open(os.path.join(d, name + ".json")) as f:
             doc = json.load(f)
-        return doc["results"][0], ""
+        r = doc["results"][0]
+        # Result schema 1 named it acquire_rate_per_s; files written before say acquire_rate.
+        r.setdefault("acquire_rate", r.get("acquire_rate_per_s", 0.0))
+        return r, ""
     except Exception:  # missing, empty or truncated: the run failed
         why = ""
         try:

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -37,12 +38,16 @@ type recorder struct {
 	staleWrites, fenceRegressions, fenceReuses, misdeletes, aborted atomic.Uint64
 
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
+
+	// lastSecond holds the last tick's release, handoff and hold histograms (the acquire one
+	// goes to tick's caller), for interval. Only the collector touches it.
+	lastSecond [nMetrics]*hdrhistogram.Histogram
 }
 
 type shard struct {
 	mu       sync.Mutex
 	hist     [nMetrics]*hdrhistogram.Histogram // the measured window
-	second   *hdrhistogram.Histogram           // acquire latencies since the last tick
+	second   [nMetrics]*hdrhistogram.Histogram // latencies since the last tick
 	acquired uint64
 	timeouts uint64
 	errors   uint64
@@ -60,11 +65,15 @@ func newRecorder(workers int) *recorder {
 		perWorker: make([]workerCount, workers),
 	}
 	for i := range r.shards {
-		s := &shard{second: report.NewHistogram()}
+		s := &shard{}
 		for m := range s.hist {
 			s.hist[m] = report.NewHistogram()
+			s.second[m] = report.NewHistogram()
 		}
 		r.shards[i] = s
+	}
+	for m := range r.lastSecond {
+		r.lastSecond[m] = report.NewHistogram()
 	}
 	return r
 }
@@ -79,12 +88,15 @@ func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) {
 		return
 	}
 	record(s.hist[mAcquire], acquireUS)
-	record(s.second, acquireUS)
+	record(s.second[mAcquire], acquireUS)
 	if handoffUS >= 0 {
 		record(s.hist[mHandoff], handoffUS)
+		record(s.second[mHandoff], handoffUS)
 	}
 	record(s.hist[mHold], holdUS)
+	record(s.second[mHold], holdUS)
 	record(s.hist[mRelease], releaseUS)
+	record(s.second[mRelease], releaseUS)
 	s.acquired++
 	s.mu.Unlock()
 	r.perWorker[w].n++
@@ -126,21 +138,42 @@ func record(h *hdrhistogram.Histogram, v int64) {
 // totals are a snapshot of the shard counters.
 type totals struct{ acquired, timeouts, errors uint64 }
 
-// tick moves every shard's per-second acquire histogram into sec (which it resets first)
-// and returns the window's counters so far. Only the collector calls it.
+// tick moves every shard's per-second acquire histogram into sec (which it resets first),
+// and the other per-second histograms into lastSecond for interval, and returns the
+// window's counters so far. Only the collector calls it.
 func (r *recorder) tick(sec *hdrhistogram.Histogram) totals {
 	sec.Reset()
+	for _, h := range r.lastSecond {
+		h.Reset()
+	}
 	var t totals
 	for _, s := range r.shards {
 		s.mu.Lock()
-		sec.Merge(s.second)
-		s.second.Reset()
+		sec.Merge(s.second[mAcquire])
+		for m, h := range s.second {
+			if m != int(mAcquire) {
+				r.lastSecond[m].Merge(h)
+			}
+			h.Reset()
+		}
 		t.acquired += s.acquired
 		t.timeouts += s.timeouts
 		t.errors += s.errors
 		s.mu.Unlock()
 	}
 	return t
+}
+
+// interval is the second from start to end for the .hlog: acquire (the histogram tick
+// filled) and the release, handoff and hold histograms of the same tick, encoded. Only the
+// collector calls it, after tick.
+func (r *recorder) interval(acquire *hdrhistogram.Histogram, start, end time.Time) report.Interval {
+	iv := report.Interval{StartMS: start.UnixMilli(), EndMS: end.UnixMilli()}
+	iv.Acquire, _ = report.EncodeHistogram(acquire)
+	iv.Release, _ = report.EncodeHistogram(r.lastSecond[mRelease])
+	iv.Handoff, _ = report.EncodeHistogram(r.lastSecond[mHandoff])
+	iv.Hold, _ = report.EncodeHistogram(r.lastSecond[mHold])
+	return iv
 }
 
 // merged returns the window's histograms, merged over shards.
