@@ -54,7 +54,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("warmup") {
 		f.cfg.Warmup = 500 * time.Millisecond
 	}
-	l, err := f.launch(stderr, nil)
+	l, err := f.launch(stdout, stderr, nil)
 	if err != nil {
 		return err
 	}

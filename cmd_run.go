@@ -30,7 +30,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	l, err := f.launch(stderr, nil)
+	l, err := f.launch(stdout, stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := f.launch(stderr, func(cfg *workload.Config) (err error) {
+	l, err := f.launch(stdout, stderr, func(cfg *workload.Config) (err error) {
 		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
 		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
 		return err

@@ -44,6 +44,7 @@ func commands() []command {
 		{"faults", "list the faults --fault can inject", faultsCmd},
 		{"target", "keep a spawned Redis topology running between runs: up, down, status", targetCmd},
 		{"version", "print the version", versionCmd},
+		{"completion", "print a shell completion script: bash, zsh or fish", completionCmd},
 	}
 }
 

@@ -31,10 +31,18 @@ func signalContext(progress *progressLine) (context.Context, func()) {
 
 // progressLine is the live status on a terminal's stderr: rewritten in place once a second,
 // cleared before the report. Off when stderr is not a terminal or with --quiet.
+//
+// It is also where the engine's once-a-second report fans out to the live exports
+// (--metrics-addr, --live: see live.go), which run whether or not the line shows.
 type progressLine struct {
 	w  io.Writer
 	on bool
+
+	observers []func(workload.Progress)
 }
+
+// observe adds an export of the engine's reports. Call it before the run starts.
+func (p *progressLine) observe(fn func(workload.Progress)) { p.observers = append(p.observers, fn) }
 
 func newProgressLine(stderr io.Writer, quiet bool) *progressLine {
 	f, ok := stderr.(*os.File)
@@ -42,6 +50,9 @@ func newProgressLine(stderr io.Writer, quiet bool) *progressLine {
 }
 
 func (p *progressLine) update(pr workload.Progress) {
+	for _, fn := range p.observers {
+		fn(pr)
+	}
 	if !p.on {
 		return
 	}

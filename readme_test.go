@@ -146,12 +146,39 @@ func TestComposeMatchesReadme(t *testing.T) {
 	}
 }
 
-// The example Kubernetes Job runs as many nodes as --node says, all at once, and names its
-// barrier after the job.
+// The example Kubernetes Job runs as many nodes as --node says, all at once, names its
+// barrier after the job, runs lockbench without a shell (--node auto/N), hardened, writing
+// its results to a mounted volume, and is scrapeable on the port --metrics-addr serves.
 func TestKubernetesJobIsConsistent(t *testing.T) {
 	raw, err := os.ReadFile("deploy/kubernetes/job.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	type securityContext struct {
+		RunAsNonRoot             *bool `yaml:"runAsNonRoot"`
+		RunAsUser                int   `yaml:"runAsUser"`
+		ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem"`
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		Capabilities             struct {
+			Drop []string `yaml:"drop"`
+		} `yaml:"capabilities"`
+	}
+	type container struct {
+		Name    string   `yaml:"name"`
+		Command []string `yaml:"command"`
+		Args    []string `yaml:"args"`
+		Env     []struct {
+			Name  string `yaml:"name"`
+			Value string `yaml:"value"`
+		} `yaml:"env"`
+		Ports []struct {
+			ContainerPort int `yaml:"containerPort"`
+		} `yaml:"ports"`
+		SecurityContext securityContext `yaml:"securityContext"`
+		VolumeMounts    []struct {
+			Name      string `yaml:"name"`
+			MountPath string `yaml:"mountPath"`
+		} `yaml:"volumeMounts"`
 	}
 	var job struct {
 		Kind string `yaml:"kind"`
@@ -160,43 +187,104 @@ func TestKubernetesJobIsConsistent(t *testing.T) {
 			Completions    int    `yaml:"completions"`
 			Parallelism    int    `yaml:"parallelism"`
 			Template       struct {
+				Metadata struct {
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"metadata"`
 				Spec struct {
-					Containers []struct {
-						Args []string `yaml:"args"`
-						Env  []struct {
-							Name  string `yaml:"name"`
-							Value string `yaml:"value"`
-						} `yaml:"env"`
-					} `yaml:"containers"`
+					SecurityContext securityContext `yaml:"securityContext"`
+					InitContainers  []container     `yaml:"initContainers"`
+					Containers      []container     `yaml:"containers"`
+					Volumes         []struct {
+						Name string `yaml:"name"`
+					} `yaml:"volumes"`
 				} `yaml:"spec"`
 			} `yaml:"template"`
 		} `yaml:"spec"`
 	}
-	if err := yaml.Unmarshal(raw, &job); err != nil {
+	if err := yaml.Unmarshal(raw, &job); err != nil { // the first document: the Job
 		t.Fatal(err)
 	}
-	c := job.Spec.Template.Spec.Containers[0]
-	env := map[string]string{}
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	env := map[string]string{"JOB_NAME": "lockbench", "JOB_COMPLETION_INDEX": "1"} // what Kubernetes sets
 	for _, e := range c.Env {
-		env[e.Name] = e.Value
+		if e.Value != "" {
+			env[e.Name] = e.Value
+		}
 	}
-	args := strings.Join(c.Args, " ")
 	if job.Kind != "Job" || job.Spec.CompletionMode != "Indexed" || job.Spec.Parallelism != job.Spec.Completions ||
 		env["NODES"] != fmt.Sprint(job.Spec.Completions) {
 		t.Errorf("an Indexed Job whose pods all run at once, NODES = completions: %+v, env %v", job.Spec, env)
 	}
-	for _, want := range []string{"--node", "JOB_COMPLETION_INDEX + 1", "--barrier", "--format json"} {
+	if len(c.Command) > 0 || len(c.Args) == 0 || c.Args[0] != "run" {
+		t.Errorf("the image has no shell: the container runs the image's entrypoint with args run ...; command %q, args %q", c.Command, c.Args)
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--node=auto/$(NODES)", "--barrier=$(JOB_NAME)", "--format=json", "--out=/results/", "$(JOB_COMPLETION_INDEX)"} {
 		if !strings.Contains(args, want) {
-			t.Errorf("the container's command lacks %q: %s", want, args)
+			t.Errorf("the container's args lack %q: %s", want, args)
 		}
 	}
-	// The workload in ARGS must be flags and values lockbench accepts.
+
+	// Hardened: non-root, read-only root, no escalation, no capabilities, every container.
+	if sc := pod.SecurityContext; sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == 0 {
+		t.Errorf("the pod should run as a non-root user: %+v", sc)
+	}
+	for _, ctr := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		sc := ctr.SecurityContext
+		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+			!slices.Contains(sc.Capabilities.Drop, "ALL") {
+			t.Errorf("container %s: want readOnlyRootFilesystem, allowPrivilegeEscalation false, capabilities drop ALL: %+v", ctr.Name, sc)
+		}
+	}
+
+	// The workload in args must be flags and values lockbench accepts, $(VAR) expanded as
+	// Kubernetes does; --node auto/N then names this pod's node.
+	expanded := make([]string, 0, len(c.Args)-1)
+	varRE := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+	for _, a := range c.Args[1:] {
+		expanded = append(expanded, varRE.ReplaceAllStringFunc(a, func(v string) string { return env[v[2:len(v)-1]] }))
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"])
 	fs := newFlags("run", "", io.Discard)
 	var f loadFlags
 	f.bind(fs)
-	if err := fs.Parse(strings.Fields(env["ARGS"])); err != nil {
-		t.Errorf("ARGS %q: %v", env["ARGS"], err)
-	} else if _, _, err := f.resolve(); err != nil {
-		t.Errorf("ARGS %q: %v", env["ARGS"], err)
+	if err := fs.Parse(expanded); err != nil {
+		t.Fatalf("args %q: %v", expanded, err)
+	}
+	if cfg, _, err := f.resolve(); err != nil {
+		t.Errorf("args %q: %v", expanded, err)
+	} else if cfg.Barrier == nil || cfg.Barrier.Node != 2 || cfg.Barrier.Nodes != job.Spec.Completions {
+		t.Errorf("JOB_COMPLETION_INDEX=1 should make node 2/%d: %+v", job.Spec.Completions, cfg.Barrier)
+	}
+
+	// --out is on a mounted volume, not the read-only root.
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if strings.HasPrefix(f.out, strings.TrimSuffix(m.MountPath, "/")+"/") {
+			mounted = slices.ContainsFunc(pod.Volumes, func(v struct {
+				Name string `yaml:"name"`
+			}) bool {
+				return v.Name == m.Name
+			})
+		}
+	}
+	if f.out == "" || !mounted {
+		t.Errorf("--out %q should be on a mounted volume: %+v", f.out, c.VolumeMounts)
+	}
+
+	// Scrapeable: the annotations name the port --metrics-addr serves, a declared port.
+	ann := job.Spec.Template.Metadata.Annotations
+	_, port, _ := strings.Cut(f.metricsAddr, ":")
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/path"] != "/metrics" || port == "" || ann["prometheus.io/port"] != port ||
+		!slices.ContainsFunc(c.Ports, func(p struct {
+			ContainerPort int `yaml:"containerPort"`
+		}) bool {
+			return fmt.Sprint(p.ContainerPort) == port
+		}) {
+		t.Errorf("prometheus.io annotations %v should scrape --metrics-addr %q on a declared port %v", ann, f.metricsAddr, c.Ports)
+	}
+	if len(pod.InitContainers) == 0 || !strings.Contains(string(raw), "redis_exporter") {
+		t.Errorf("job.yaml should show redis_exporter as a sidecar")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -26,6 +28,27 @@ type Progress struct {
 	AcquireRate   float64       // acquisitions per second over the last second
 	P99US         int64         // acquire p99 over the window so far
 	Overlaps      uint64        // in the window so far
+
+	// Second is what the measured window saw since the previous report (zero in the
+	// warm-up), for live exports (--metrics-addr, --live): summed over a phase's reports,
+	// its counts are the phase's totals.
+	Second ProgressSecond
+}
+
+// ProgressSecond is one interval of a measured window, about a second long (the last one
+// ends with the window and may be shorter). It is built from what the collector merges
+// once a second anyway: reporting it costs the measured path nothing.
+type ProgressSecond struct {
+	// Duration is the interval's length.
+	Duration time.Duration
+	// Acquired, Timeouts, Errors, Overlaps and Renewals are counted in the interval.
+	Acquired, Timeouts, Errors, Overlaps, Renewals uint64
+	// P50US and P99US are acquire latency percentiles of the interval, in µs (0 without
+	// acquisitions).
+	P50US, P99US int64
+	// Latency holds the interval's acquire latencies, in µs. The collector reuses it: read
+	// it (or Merge it into a histogram of your own) during the Progress call only.
+	Latency *hdrhistogram.Histogram
 }
 
 // Faults is what the fault layer does to one phase; package faults implements it. Its
@@ -374,27 +397,36 @@ func (p *phase) collect(ctx context.Context, start time.Time, progress func(Prog
 	var intervals []report.Interval
 	var prev totals
 	var prevOverlaps uint64
+	prevRenewals := p.strat.Stats().Renewals
 	last := start
 	sample := func(now time.Time) {
 		t := p.rec.tick(sec)
 		soFar.Merge(sec)
 		overlaps := p.rec.overlaps.Load()
+		renewals := p.strat.Stats().Renewals
+		p99 := sec.ValueAtQuantile(99)
 		timeline = append(timeline, report.Second{
 			TS:       now.Sub(start).Seconds(),
 			Acquired: t.acquired - prev.acquired,
-			P99US:    sec.ValueAtQuantile(99),
+			P99US:    p99,
 			Overlaps: overlaps - prevOverlaps,
 			Timeouts: t.timeouts - prev.timeouts,
 			Errors:   t.errors - prev.errors,
 		})
-		enc, _ := report.EncodeHistogram(sec)
-		intervals = append(intervals, report.Interval{StartMS: last.UnixMilli(), EndMS: now.UnixMilli(), Acquire: enc})
+		intervals = append(intervals, p.rec.interval(sec, last, now))
 		progress(Progress{
 			Elapsed: now.Sub(start), Total: p.cfg.Duration,
 			AcquireRate: float64(t.acquired-prev.acquired) / now.Sub(last).Seconds(),
 			P99US:       soFar.ValueAtQuantile(99), Overlaps: overlaps,
+			Second: ProgressSecond{
+				Duration: now.Sub(last),
+				Acquired: t.acquired - prev.acquired, Timeouts: t.timeouts - prev.timeouts, Errors: t.errors - prev.errors,
+				Overlaps: overlaps - prevOverlaps, Renewals: renewals - prevRenewals,
+				P50US: sec.ValueAtQuantile(50), P99US: p99,
+				Latency: sec,
+			},
 		})
-		prev, prevOverlaps, last = t, overlaps, now
+		prev, prevOverlaps, prevRenewals, last = t, overlaps, renewals, now
 	}
 	var finished chan struct{} // closed when finish has returned; nil until the time is up
 	for {

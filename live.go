@@ -1,0 +1,143 @@
+package main
+
+// The live exports of a load command (run, sweep, capacity): --metrics-addr serves
+// Prometheus/OpenMetrics series while it runs, --live streams one NDJSON line per strategy
+// per second. Both are fed by the engine's once-a-second progress report (progressLine
+// fans it out); package live does the work.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/internal/live"
+	"github.com/lockbench/lockbench/target"
+)
+
+// liveFlags are the live-export flags of every load command.
+type liveFlags struct {
+	metricsAddr string
+	live        string
+}
+
+func (f *liveFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics at http://HOST:PORT/metrics while running (:9464 on every interface; port 0 picks a free one, printed on stderr)")
+	fs.StringVar(&f.live, "live", "", "write one NDJSON line per strategy per second to this file, or - for stdout (the report then goes to --out, or to stderr)")
+}
+
+// check validates the flags' syntax before anything runs.
+func (f *liveFlags) check() error {
+	if f.metricsAddr != "" {
+		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil || port == "" {
+			return usageErrorf("invalid --metrics-addr %q: want HOST:PORT, e.g. :9464, 0.0.0.0:9464 or 127.0.0.1:0", f.metricsAddr)
+		}
+	}
+	return nil
+}
+
+// reportWriter is where the report goes when --out is not given: stdout, unless --live -
+// has it, in which case stderr, so that stdout carries nothing but NDJSON
+// (lockbench run --live - | jq) and the human still sees the table.
+func (f *liveFlags) reportWriter(out string, stdout, stderr io.Writer) io.Writer {
+	if f.live == "-" && out == "" {
+		return stderr
+	}
+	return stdout
+}
+
+// liveExports are the exports a launch runs. The zero value (no flags) does nothing.
+type liveExports struct {
+	metrics *live.Metrics
+	lines   *live.Lines
+	file    *os.File // --live FILE; nil for stdout
+	stderr  io.Writer
+
+	stopSampling func()
+	once         sync.Once
+}
+
+// start opens the exports the flags ask for and hooks them to the progress reports. It
+// runs before the target is connected, so that a busy port or an unwritable file fails at
+// once.
+func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*liveExports, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	e := &liveExports{stderr: stderr, stopSampling: func() {}}
+	switch f.live {
+	case "":
+	case "-":
+		e.lines = live.NewLines(stdout)
+	default:
+		file, err := os.Create(f.live)
+		if err != nil {
+			return nil, usageErrorf("--live %s: cannot be written: %v", f.live, unwrapPath(err))
+		}
+		e.file, e.lines = file, live.NewLines(file)
+	}
+	if f.metricsAddr != "" {
+		m, err := live.Listen(f.metricsAddr)
+		if err != nil {
+			e.close()
+			return nil, fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
+		}
+		e.metrics = m
+		fmt.Fprintf(stderr, "lockbench: metrics at http://%s/metrics\n", m.Addr())
+		progress.observe(m.Observe)
+	}
+	if e.lines != nil {
+		progress.observe(e.lines.Observe)
+	}
+	return e, nil
+}
+
+// sampleRedis reads the Redis masters' command counters once a second for
+// lockbench_redis_commands_total, outside the measured path (live.SampleRedis). The
+// embedded fake has no counters to read.
+func (e *liveExports) sampleRedis(ctx context.Context, s *session) {
+	if e.metrics == nil || s.conn.Mode == "embedded" {
+		return
+	}
+	clients := append([]rueidis.Client{s.conn.Client}, s.conn.Nodes...)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		live.SampleRedis(ctx, func() []target.Node { return target.Nodes(clients...) }, time.Second, e.metrics.AddRedisCommands)
+	}()
+	e.stopSampling = func() { cancel(); <-done }
+}
+
+// finish ends the run's part: the readings stop and no phase runs any more; the endpoint
+// keeps serving until close. It says on stderr if the --live stream could not be written.
+func (e *liveExports) finish() {
+	e.once.Do(func() {
+		e.stopSampling()
+		if e.metrics != nil {
+			e.metrics.Finish()
+		}
+		if e.lines != nil {
+			if err := e.lines.Err(); err != nil {
+				fmt.Fprintf(e.stderr, "lockbench: --live: %v\n", err)
+			}
+		}
+	})
+}
+
+// close finishes and releases the endpoint and the file.
+func (e *liveExports) close() {
+	e.finish()
+	if e.metrics != nil {
+		_ = e.metrics.Close()
+	}
+	if e.file != nil {
+		_ = e.file.Close()
+	}
+}
