@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -11,8 +12,10 @@ import (
 // strategiesCmd prints the catalog: what each strategy guarantees and how it fails.
 func strategiesCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("strategies [--format table|json]",
-		"Lists every lock strategy lockbench implements, with its properties, its source article and\n"+
-			"the weakness the tool can expose.", stdout)
+		"Lists every lock strategy lockbench implements, with its properties, the service it runs on,\n"+
+			"its source (a seed article, or a library and its version), the lockbench options it honours\n"+
+			"(all, or for a library measured as shipped those it maps onto its own) and the weakness the\n"+
+			"tool can expose.", stdout)
 	format := fs.StringP("format", "f", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -27,11 +30,30 @@ func strategiesCmd(args []string, stdout, _ io.Writer) error {
 		rows := make([][]string, 0, len(catalog))
 		for _, i := range catalog {
 			rows = append(rows, []string{i.Name, yes(i.SafeUnlock), yes(i.Reentrant), yes(i.AutoRenew),
-				yes(i.Fencing), yes(i.MultiNode), i.Source, i.Weakness})
+				yes(i.Fencing), yes(i.MultiNode), service(i), i.Source, applies(i), i.Weakness})
 		}
-		return report.Table(stdout, []string{"NAME", "SAFE UNLOCK", "REENTRANT", "AUTO-RENEW", "FENCING", "MULTI-NODE", "SOURCE", "WEAKNESS"}, rows)
+		return report.Table(stdout, []string{"NAME", "SAFE UNLOCK", "REENTRANT", "AUTO-RENEW", "FENCING", "MULTI-NODE",
+			"SERVICE", "SOURCE", "OPTIONS", "WEAKNESS"}, rows)
 	}
 	return usageErrorf("invalid --format %q: valid: table, json", *format)
+}
+
+// service is the lock service a strategy runs on; the lock core's and the libraries' run on
+// Redis.
+func service(i strategies.Info) string {
+	if i.Service == "" {
+		return "Redis"
+	}
+	return i.Service
+}
+
+// applies lists the lockbench options a strategy honours: "all", or those a library
+// measured as shipped maps onto its own (the others are ignored).
+func applies(i strategies.Info) string {
+	if i.Applies == nil {
+		return "all"
+	}
+	return strings.Join(i.Applies, ",")
 }
 
 func yes(b bool) string {
