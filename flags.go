@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,8 @@ type loadFlags struct {
 	faults   []string
 
 	connFlags
+	serviceFlags
+	liveFlags
 
 	format, out, hdrDir, plot string
 	quiet, failOnUnsafe       bool
@@ -64,11 +67,13 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
 	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more Redis or network errors than this: a count, or a share of its attempts (1%)")
 	f.connFlags.bind(fs)
+	f.serviceFlags.bind(fs)
 	fs.StringVarP(&f.format, "format", "f", report.DefaultFormat, "report format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
 	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <name>.hgrm (percentile distribution) and <name>.hlog (interval log) here, one pair per phase named as its table row (e.g. token-ttl=1s)")
 	fs.StringVar(&f.plot, "plot", "", "also draw the results into this file (.png or .svg)")
-	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier")
+	f.liveFlags.bind(fs)
+	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier; auto/N takes I from $JOB_COMPLETION_INDEX + 1 (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.barrier, "barrier", "", "multi-machine run: a name shared by the N processes; they start each phase together")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line on stderr")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "profile lockbench itself: write a CPU profile (go tool pprof) here")
@@ -137,6 +142,11 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		if f.node == "" || f.barrier == "" {
 			return cfg, nil, usageErrorf("--node and --barrier go together: --node I/N --barrier NAME")
 		}
+		node, err := autoNode(f.node, os.LookupEnv)
+		if err != nil {
+			return cfg, nil, err
+		}
+		f.node = node // the report names the node, not "auto"
 		i, n, err := workload.ParseNode(f.node)
 		if err != nil {
 			return cfg, nil, err

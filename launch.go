@@ -28,12 +28,14 @@ type launch struct {
 	prof     *profiles.Profile
 	s        *session
 	progress *progressLine
+	live     *liveExports // --metrics-addr, --live
+	report   io.Writer    // where the report goes without --out (see reportWriter)
 }
 
 // launch resolves the flags — prepare, when set, may then reshape the configuration (a
 // sweep turns it into phases) — checks the output flags, and connects to the target, all
 // before anything runs.
-func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) error) (*launch, error) {
+func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Config) error) (*launch, error) {
 	cfg, prof, err := f.resolve()
 	if err != nil {
 		return nil, err
@@ -64,6 +66,13 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 	}
 	progress := newProgressLine(stderr, f.quiet)
 	ctx, stop := signalContext(progress)
+	exports, err := f.liveFlags.start(stdout, stderr, progress)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	stopSignals := stop
+	stop = func() { exports.close(); stopSignals() }
 	s, err := f.open(ctx, &cfg, plan)
 	if err != nil {
 		stop()
@@ -74,6 +83,7 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 		stop()
 		return nil, err
 	}
+	exports.sampleRedis(ctx, s)
 	if f.cpuProfile != "" {
 		file, err := os.Create(f.cpuProfile)
 		if err == nil {
@@ -94,7 +104,8 @@ func (f *loadFlags) launch(stderr io.Writer, prepare func(*workload.Config) erro
 	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
 		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
 	}
-	return &launch{ctx: ctx, stop: stop, cfg: cfg, prof: prof, s: s, progress: progress}, nil
+	return &launch{ctx: ctx, stop: stop, cfg: cfg, prof: prof, s: s, progress: progress,
+		live: exports, report: f.liveFlags.reportWriter(f.out, stdout, stderr)}, nil
 }
 
 func (l *launch) close() {
@@ -124,6 +135,10 @@ func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
 // the report (partial when interrupted) is written.
 func (f *loadFlags) complete(l *launch, sum *report.Summary, runErr error, stdout io.Writer) error {
 	l.progress.clear()
+	l.live.finish()
+	if l.report != nil {
+		stdout = l.report
+	}
 	if err := f.writeMemProfile(); err != nil {
 		return err
 	}
@@ -140,9 +155,11 @@ type session struct {
 	plan    *faults.Plan
 	proxies *faults.Proxies
 	nodes   *faults.Nodes
+	svc     *services // etcd, ZooKeeper, PostgreSQL when a strategy runs on them
 }
 
 func (s *session) close() {
+	s.svc.close()
 	s.conn.Close()
 	if s.proxies != nil {
 		s.proxies.Close()
@@ -188,6 +205,10 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	}
 	s.conn = conn
 	s.nodes = faults.NewNodes(conn, s.proxies)
+	if s.svc, err = f.serviceFlags.openServices(ctx, cfg); err != nil {
+		s.close()
+		return nil, err
+	}
 	// Check every phase's faults against this target now, not when the phase starts.
 	for i, ph := range cfg.Phases {
 		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodes); err != nil {
@@ -213,8 +234,8 @@ func (s *session) options(progress *progressLine) workload.Options {
 	}
 }
 
-func (s *session) target() workload.Redis {
-	return workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes, Connect: s.conn.ClientOption, NodeConnect: s.conn.NodeOptions}
+func (s *session) target() workload.Backend {
+	return s.svc.backend(workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes, Connect: s.conn.ClientOption, NodeConnect: s.conn.NodeOptions})
 }
 
 // summary starts the report of a run on this session.
@@ -228,6 +249,7 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 	if prof != nil {
 		sum.Config.Profile = prof.Name
 	}
+	sum.Notes = append(sum.Notes, s.svc.notes()...)
 	if s.plan.NeedsProxy() {
 		sum.Notes = append(sum.Notes, "traffic to Redis goes through in-process TCP proxies (for the latency/partition faults): latencies include that hop")
 	}

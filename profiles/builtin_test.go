@@ -13,7 +13,11 @@ import (
 
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	_ "github.com/lockbench/lockbench/services/etcd" // the services profile runs them
+	_ "github.com/lockbench/lockbench/services/postgres"
+	_ "github.com/lockbench/lockbench/services/zookeeper"
 	"github.com/lockbench/lockbench/strategies"
+	_ "github.com/lockbench/lockbench/strategies/libs" // the libraries profile runs them
 	"github.com/lockbench/lockbench/workload"
 )
 

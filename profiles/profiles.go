@@ -92,7 +92,7 @@ var builtinFS embed.FS
 // key to many keys, the failure-oriented ones, and the broad comparison last. A file not
 // named here is listed after these, by name.
 var builtinOrder = []string{
-	"quickstart", "hot-key", "flash-sale", "many-keys", "long-hold", "reentrant", "redlock", "all-seeds", "pitfalls",
+	"quickstart", "hot-key", "flash-sale", "many-keys", "long-hold", "reentrant", "redlock", "all-seeds", "pitfalls", "libraries",
 }
 
 // Builtins lists the built-in profiles, quickstart first.

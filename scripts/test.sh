@@ -15,6 +15,21 @@ if ! command -v redis-server >/dev/null 2>&1; then
   # to stop. Nothing here depends on it.
 fi
 
+# The other lock services: the tests of services/ start their own etcd, ZooKeeper and
+# PostgreSQL from the Debian packages (etcd-server, zookeeperd, postgresql). Like
+# redis-server, a package may start a system service; the tests never use it.
+missing=()
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeperd)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "${missing[*]} not found: installing with apt-get (the services/ tests start real servers)" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 unformatted=$(gofmt -l . | grep -v '^vendor/' || true)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2
@@ -28,5 +43,6 @@ for platform in darwin/amd64 darwin/arm64 windows/amd64; do
   GOOS=${platform%/*} GOARCH=${platform#*/} go build ./...
   GOOS=${platform%/*} GOARCH=${platform#*/} go vet ./...
 done
-# CI=1: a missing redis-server fails the tests instead of skipping them.
+# CI=1: a missing redis-server (or etcd, ZooKeeper, PostgreSQL) fails the tests instead of
+# skipping them.
 CI=1 go test -race -timeout 20m ./... "$@"

@@ -1,0 +1,154 @@
+package main
+
+// The lock services other than Redis: connected to (--etcd, --zookeeper, --postgres) or
+// spawned for the run's strategies that need them, and stopped with the run.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/services/etcd"
+	"github.com/lockbench/lockbench/services/postgres"
+	"github.com/lockbench/lockbench/services/zookeeper"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// services are the other lock services a run reaches; nil fields are not needed.
+type services struct {
+	etcd *etcd.Conn
+	zk   *zookeeper.Conn
+	pg   *postgres.Conn
+}
+
+// openServices connects to (or spawns) each service a phase's strategy runs on. Anything
+// opened before a failure is closed again.
+func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (*services, error) {
+	if s.etcdMembers < 1 || s.etcdMembers > 7 {
+		return nil, usageErrorf("invalid --etcd-members %d: valid 1 to 7 (3 or 5 for a quorum)", s.etcdMembers)
+	}
+	need := map[string]bool{}
+	workers := 0
+	for _, ph := range cfg.Phases {
+		if info, ok := strategies.Lookup(ph.Strategy); ok && info.Service != "" {
+			need[info.Service] = true
+			if info.Service == postgres.Service {
+				workers = max(workers, ph.Concurrency())
+			}
+		}
+	}
+	out := &services{}
+	var err error
+	if need[etcd.Service] {
+		if s.etcd != "" {
+			out.etcd, err = etcd.Dial(ctx, s.etcd)
+		} else {
+			out.etcd, err = etcd.Spawn(ctx, s.etcdMembers)
+		}
+		if err != nil {
+			return nil, serviceError("etcd", s.etcd, err)
+		}
+	}
+	if need[zookeeper.Service] {
+		if s.zookeeper != "" {
+			out.zk, err = zookeeper.Dial(ctx, s.zookeeper)
+		} else {
+			out.zk, err = zookeeper.Spawn(ctx)
+		}
+		if err != nil {
+			out.close()
+			return nil, serviceError("zookeeper", s.zookeeper, err)
+		}
+	}
+	if need[postgres.Service] {
+		if s.postgres != "" {
+			out.pg, err = postgres.Dial(ctx, s.postgres)
+		} else {
+			out.pg, err = postgres.Spawn(ctx, workers)
+		}
+		if err != nil {
+			out.close()
+			return nil, serviceError("postgres", s.postgres, err)
+		}
+	}
+	return out, nil
+}
+
+// serviceError names the flag of a service that could not be reached, and tells how to
+// get past a server that is not installed.
+func serviceError(flag, addr string, err error) error {
+	if addr == "" {
+		return fmt.Errorf("spawn %s for the run (or give --%s): %w", flag, flag, err)
+	}
+	var ue interface{ ExitCode() int }
+	if errors.As(err, &ue) && ue.ExitCode() == exitUsage {
+		return &usageError{fmt.Errorf("--%s: %w", flag, err)}
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// close closes every connection and stops every server lockbench spawned. Nil-safe.
+func (s *services) close() {
+	if s == nil {
+		return
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+	if s.zk != nil {
+		s.zk.Close()
+	}
+	if s.pg != nil {
+		s.pg.Close()
+	}
+}
+
+// backend routes each phase to the service its strategy runs on; Redis serves the others,
+// the barrier and the clock.
+func (s *services) backend(redis workload.Redis) workload.Backend {
+	if s == nil || (s.etcd == nil && s.zk == nil && s.pg == nil) {
+		return redis
+	}
+	by := map[string]workload.Backend{}
+	if s.etcd != nil {
+		by[etcd.Service] = etcd.Backend{Conn: s.etcd}
+	}
+	if s.zk != nil {
+		by[zookeeper.Service] = zookeeper.Backend{Conn: s.zk}
+	}
+	if s.pg != nil {
+		by[postgres.Service] = postgres.Backend{Conn: s.pg}
+	}
+	return workload.Services{Default: redis, By: by}
+}
+
+// notes say where each service ran and what its CMD/ACQ column counts.
+func (s *services) notes() []string {
+	if s == nil {
+		return nil
+	}
+	where := func(spawned bool, name, version string, addrs []string) string {
+		how := "external"
+		if spawned {
+			how = "spawned"
+		}
+		v := ""
+		if version != "" {
+			v = " " + version
+		}
+		return fmt.Sprintf("%s: %s%s at %s", name, how, v, strings.Join(addrs, ","))
+	}
+	var out []string
+	if c := s.etcd; c != nil {
+		out = append(out, where(c.Spawned(), "etcd", c.Version, c.Addrs())+"; "+etcd.CostUnit)
+	}
+	if c := s.zk; c != nil {
+		out = append(out, where(c.Spawned(), "ZooKeeper", c.Version, c.Addrs())+"; "+zookeeper.CostUnit)
+	}
+	if c := s.pg; c != nil {
+		out = append(out, where(c.Spawned(), "PostgreSQL", c.Version, []string{c.Addr()})+"; "+c.CostUnit())
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package etcd_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockbench/lockbench/services/etcd"
+	"github.com/lockbench/lockbench/services/internal/servicetest"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// One etcd serves every test of the package: spawning costs ~0.5 s.
+var shared *etcd.Conn
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if servicetest.Installed("etcd", "/usr/bin/etcd") {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := etcd.Spawn(ctx, 1)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "spawn etcd:", err)
+				return 1
+			}
+			defer c.Close()
+			shared = c
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func conn(t *testing.T) *etcd.Conn {
+	t.Helper()
+	servicetest.Require(t, "etcd (etcd-server)", "etcd", "/usr/bin/etcd")
+	return shared
+}
+
+// Without faults etcd-mutex is a lock: contended by five workers per key, nobody ever
+// overlaps, and the cost per acquire is read from the server (a handful of requests: the
+// lock's transaction, the release's, the waiters' watches and gets).
+func TestMutexExcludes(t *testing.T) {
+	c := conn(t)
+	r := servicetest.Run(t, etcd.Backend{Conn: c}, 1500*time.Millisecond, 5*time.Second,
+		servicetest.Phase(etcd.Name, 2*time.Second, nil))[0]
+	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Errors != 0 {
+		t.Fatalf("etcd-mutex without faults: %d acquired, %d errors, verdict %q, safety %+v; want acquires, no overlap, safe", r.Acquired, r.Errors, r.Verdict, r.Safety)
+	}
+	if !r.Redis.Measured || r.Redis.CommandsPerAcquire < 1 || r.Redis.CommandsPerAcquire > 50 {
+		t.Errorf("etcd requests per acquire %.2f (measured %v); want a few (one transaction to lock, one to release, plus the waiters')", r.Redis.CommandsPerAcquire, r.Redis.Measured)
+	}
+	if r.Redis.CPUUS == 0 {
+		t.Errorf("no etcd CPU measured over %d acquires", r.Acquired)
+	}
+	if r.Safety.StuckKeys != 0 {
+		t.Errorf("%d stuck keys", r.Safety.StuckKeys)
+	}
+	left, err := c.Client.Get(context.Background(), "lockbench", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Kvs) != 0 {
+		t.Errorf("%d keys left after the phase's cleanup, e.g. %s", len(left.Kvs), left.Kvs[0].Key)
+	}
+}
+
+// A process pause longer than the lease freezes the session's keep-alive with its holder:
+// the lease lapses, etcd deletes the holder's key and the next waiter enters while the
+// frozen holder still thinks it holds the lock — overlaps. The revision fence makes them
+// harmless: the late holder's write carries a lower revision than the one the resource
+// accepted from its successor, and is refused.
+//
+// Lease 2 s (etcd's minimum), keep-alive every 667 ms, pauses of 3 s with p=0.3 after holds
+// of 200 ms: a frozen holder's lease lapses at least 1/3 s before it thaws, with four
+// waiters watching. Acquires may wait behind a frozen holder for up to 3 s: the acquire
+// timeout is 8 s so that waiting is not counted as failure.
+func TestProcessPauseFenced(t *testing.T) {
+	c := conn(t)
+	fault := "process-pause:p=0.3,d=3s"
+	r := servicetest.Run(t, etcd.Backend{Conn: c}, 5*time.Second, 8*time.Second,
+		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) {
+			ph.Hold, ph.Faults = servicetest.Hold(t, "200ms"), []string{fault}
+		}))[0]
+	if r.Safety.Overlaps == 0 || r.Safety.StaleFences == 0 || r.Verdict != "safe (fenced)" {
+		t.Fatalf("etcd-mutex under %s: verdict %q, safety %+v; want overlaps whose late writes were refused: \"safe (fenced)\"", fault, r.Verdict, r.Safety)
+	}
+	if r.Safety.StaleWrites != 0 || r.Safety.FenceRegressions != 0 || r.Safety.FenceReuses != 0 {
+		t.Errorf("revision fence: safety %+v; want no stale write, regression or reuse", r.Safety)
+	}
+	if r.Safety.LostLeases == 0 {
+		t.Errorf("no release found its lease lapsed: safety %+v", r.Safety)
+	}
+}
+
+func TestDialErrorsHidePasswords(t *testing.T) {
+	_, err := etcd.Dial(context.Background(), "ftp://alice:s3cret@host:2379")
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "valid:") {
+		t.Fatalf("Dial of an ftp URL: %v; want an error naming the valid forms, without the password", err)
+	}
+	if got := etcd.Redact("http://alice:s3cret@host:2379"); strings.Contains(got, "s3cret") || !strings.Contains(got, "alice") {
+		t.Errorf("Redact = %q", got)
+	}
+}
+
+func TestLeaseSeconds(t *testing.T) {
+	for ttl, want := range map[time.Duration]int64{100 * time.Millisecond: 2, 2 * time.Second: 2, 2500 * time.Millisecond: 3, 10 * time.Second: 10} {
+		if got := etcd.LeaseSeconds(ttl); got != want {
+			t.Errorf("LeaseSeconds(%s) = %d, want %d", ttl, got, want)
+		}
+	}
+}
+
+// A three-member cluster: the lock holds the same way through a quorum, the cost is summed
+// over the members, and Close stops all three.
+func TestThreeMembers(t *testing.T) {
+	conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := etcd.Spawn(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Endpoints) != 3 || len(c.Servers()) != 3 {
+		t.Fatalf("%d endpoints, %d servers; want 3 of each", len(c.Endpoints), len(c.Servers()))
+	}
+	r := servicetest.Run(t, etcd.Backend{Conn: c}, time.Second, 5*time.Second,
+		servicetest.Phase(etcd.Name, 2*time.Second, nil))[0]
+	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || !r.Redis.Measured || r.Redis.CommandsPerAcquire < 1 {
+		t.Fatalf("etcd-mutex on 3 members: %d acquired, verdict %q, safety %+v, %.2f requests per acquire; want acquires, safe, a cost", r.Acquired, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire)
+	}
+	servers := c.Servers()
+	c.Close()
+	for _, p := range servers {
+		select {
+		case <-p.Exited():
+		default:
+			t.Errorf("member %d still running after Close", p.Pid())
+		}
+	}
+}

@@ -1,0 +1,233 @@
+// Package proc starts, watches and stops the lock servers lockbench spawns for the other
+// services (etcd, ZooKeeper, PostgreSQL), as target spawns redis-server: on free loopback
+// ports, in a temporary directory, dying with lockbench however it ends (on Linux by the
+// parent-death signal), stopped by pid, never by name. It also reads a spawned server's
+// CPU time from /proc, for the cost per acquire.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrUnsupported is returned where the platform cannot spawn servers (Windows) or read a
+// process's CPU time (anything but Linux).
+var ErrUnsupported = errors.New("not supported on this platform")
+
+// Spec is a server to start.
+type Spec struct {
+	Name string   // for errors: "etcd"
+	Path string   // the binary
+	Args []string // its arguments
+	Dir  string   // the working directory; its log goes to Dir/<Name>.log
+	Env  []string // added to the environment
+	// User, when set and lockbench runs as root, is the system user the server runs as
+	// (PostgreSQL refuses to run as root).
+	User string
+}
+
+// Process is a started server.
+type Process struct {
+	spec   Spec
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    *os.File
+	once   sync.Once
+}
+
+// Start starts the server and returns at once; Ready waits for it.
+func Start(s Spec) (*Process, error) {
+	log, err := os.Create(s.Dir + string(os.PathSeparator) + s.Name + ".log")
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Name, err)
+	}
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Dir = s.Dir
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if s.User != "" {
+		if err := asUser(cmd, s.User); err != nil {
+			log.Close()
+			return nil, fmt.Errorf("start %s as %s: %w", s.Name, s.User, err)
+		}
+	}
+	if err := start(cmd); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s (%s): %w", s.Name, s.Path, err)
+	}
+	p := &Process{spec: s, cmd: cmd, exited: make(chan struct{}), log: log}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// Run runs a setup command (initdb) to its end, as s.User when set and root; its output is
+// in the error when it fails.
+func Run(ctx context.Context, s Spec) error {
+	cmd := exec.CommandContext(ctx, s.Path, s.Args...)
+	cmd.Dir = s.Dir
+	cmd.Env = append(os.Environ(), s.Env...)
+	if s.User != "" {
+		if err := asUser(cmd, s.User); err != nil {
+			return fmt.Errorf("%s as %s: %w", s.Name, s.User, err)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", s.Name, err, tail(string(out)))
+	}
+	return nil
+}
+
+// Pid is the server's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited is closed when the process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Ready polls probe until it succeeds, the process exits or timeout passes; the error then
+// carries the tail of the server's log.
+func (p *Process) Ready(ctx context.Context, timeout time.Duration, probe func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		last = probe(pctx)
+		pcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited while starting: %s", p.spec.Name, p.Output())
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %s (%v): %s", p.spec.Name, timeout, last, p.Output())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Stop sends sig (nil: SIGKILL at once) and waits up to grace for the process to end, then
+// kills it; it closes the log. Safe to call twice.
+func (p *Process) Stop(sig os.Signal, grace time.Duration) {
+	p.once.Do(func() {
+		defer p.log.Close()
+		if sig != nil && p.cmd.Process.Signal(sig) == nil {
+			select {
+			case <-p.exited:
+				return
+			case <-time.After(grace):
+			}
+		}
+		resume(p.cmd.Process) // a stopped process must be able to die
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	})
+}
+
+// Output is the tail of the server's log, for error messages.
+func (p *Process) Output() string {
+	b, err := os.ReadFile(p.log.Name())
+	if err != nil {
+		return ""
+	}
+	return tail(string(b))
+}
+
+// CPU is the server's CPU time (user + system) so far, with that of its live child
+// processes (PostgreSQL's backends), in µs. Linux only.
+func (p *Process) CPU() (time.Duration, error) { return cpuTime(p.Pid()) }
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 1500 {
+		s = "…" + s[len(s)-1500:]
+	}
+	return s
+}
+
+// FreePort is a TCP port free on 127.0.0.1 right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// TempDir makes a temporary directory named lockbench-<name>-*, for one server's data. It
+// records this process's pid in it: a lockbench killed with SIGKILL takes its servers with
+// it (the parent-death signal) but cannot remove their directories, so the first TempDir
+// of a later lockbench removes those whose owner is gone.
+func TempDir(name string) (string, error) {
+	sweepOnce()
+	dir, err := os.MkdirTemp("", "lockbench-"+name+"-")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	if err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+		return "", fmt.Errorf("create a directory for %s: %w", name, err)
+	}
+	return dir, nil
+}
+
+// ownerFile holds the pid of the process whose server uses the directory.
+const ownerFile = "lockbench.pid"
+
+// servicePrefixes start the directories TempDir makes (target sweeps its own).
+var servicePrefixes = []string{"lockbench-etcd-", "lockbench-zookeeper-", "lockbench-postgres-"}
+
+var sweepOnce = sync.OnceFunc(func() { sweep(os.TempDir()) })
+
+// sweep removes the directories under root whose owner process is gone.
+func sweep(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !slices.ContainsFunc(servicePrefixes, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not ours, or its owner is writing the file right now
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// LookPath finds the first of paths (absolute, or names looked up in PATH) that exists.
+func LookPath(what string, paths ...string) (string, error) {
+	for _, p := range paths {
+		if strings.ContainsRune(p, os.PathSeparator) {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return p, nil
+			}
+			continue
+		}
+		if full, err := exec.LookPath(p); err == nil {
+			return full, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not installed (looked for %s)", what, strings.Join(paths, ", "))
+}

@@ -1,0 +1,60 @@
+//go:build unix
+
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// asUser makes cmd run as the system user name when lockbench runs as root; as anyone
+// else it runs as that user (who cannot switch).
+func asUser(cmd *exec.Cmd, name string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("running as root, the server needs the system user %q: %w", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("user %q has a non-numeric uid or gid", name)
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	return nil
+}
+
+// Chown gives path to the system user name when lockbench runs as root (a no-op otherwise).
+func Chown(path, name string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("running as root, the server needs the system user %q: %w", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(path, uid, gid)
+}
+
+func resume(p *os.Process) { _ = p.Signal(syscall.SIGCONT) }
+
+// Pause freezes the server (SIGSTOP), Resume thaws it.
+func (p *Process) Pause() error  { return p.cmd.Process.Signal(syscall.SIGSTOP) }
+func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
+
+// processAlive reports whether pid exists (signal 0 checks without sending).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

@@ -1,0 +1,105 @@
+// Package servicetest is what the tests of the other lock services share: skipping when a
+// server is not installed (never under CI=1, where scripts/test.sh installs it), and
+// driving phases through the engine as the CLI does, client-side faults included.
+package servicetest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Require skips the test when none of paths exists (a binary name is looked up in PATH),
+// unless CI=1: there a missing server is a failure.
+func Require(t testing.TB, what string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return
+		}
+	}
+	if os.Getenv("CI") == "1" {
+		t.Fatalf("%s is not installed (CI=1: scripts/test.sh installs it)", what)
+	}
+	t.Skipf("%s is not installed", what)
+}
+
+// Missing skips the test, or fails it under CI=1, for a server TestMain could not find.
+func Missing(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "1" {
+		t.Fatalf("%s is not installed (CI=1: scripts/test.sh installs it)", what)
+	}
+	t.Skipf("%s is not installed", what)
+}
+
+// Installed reports whether one of paths exists, for TestMain (which has no t to skip).
+func Installed(paths ...string) bool {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Phase is a phase of strategy with the settings the service tests start from: 20 workers
+// on 4 keys (five contenders per key), holds of 5ms; mod adjusts it.
+func Phase(strategy string, ttl time.Duration, mod func(*workload.Phase)) workload.Phase {
+	c := workload.Config{Workers: 20, Keys: 4, TTL: ttl}
+	ph := c.Phase(strategy)
+	var h workload.Hold
+	_ = h.Set("5ms")
+	ph.Hold = h
+	if mod != nil {
+		mod(&ph)
+	}
+	return ph
+}
+
+// Hold parses a --hold value.
+func Hold(t testing.TB, s string) workload.Hold {
+	t.Helper()
+	var h workload.Hold
+	if err := h.Set(s); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Run drives the phases on b for measured each (plus 0.5 s of warm-up) with the client-side
+// faults wired as the CLI wires them, and logs each result.
+func Run(t testing.TB, b workload.Backend, measured, acquireTimeout time.Duration, phases ...workload.Phase) []report.Result {
+	t.Helper()
+	cfg := workload.Config{Phases: phases, Duration: measured, Warmup: 500 * time.Millisecond, AcquireTimeout: acquireTimeout}
+	o := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
+		specs, err := faults.ParseAll(ph.Faults)
+		if err != nil {
+			return nil, err
+		}
+		return faults.New(specs, ph.Concurrency(), nil)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rs, err := workload.Run(ctx, cfg, b, o)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, r := range rs {
+		t.Logf("%s %s: %d acquired (%.0f/s), %d timeouts, %d errors, verdict %q, safety %+v, requests/acq %.1f, cpu µs/acq %.0f, renewals %d, notes %q",
+			r.Strategy, r.Label, r.Acquired, r.AcquireRate, r.Timeouts, r.Errors, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire, r.Redis.CPUUSPerAcquire, r.Renewals, r.Notes)
+	}
+	return rs
+}

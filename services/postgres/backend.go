@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// CostUnit says what the CMD/ACQ column counts for PostgreSQL, with or without
+// pg_stat_statements.
+func (c *Conn) CostUnit() string {
+	if c.Statements {
+		return "PostgreSQL requests = statements run (pg_stat_statements calls)"
+	}
+	return "PostgreSQL requests = transactions (pg_stat_database xact_commit + xact_rollback; without pg_stat_statements, and flushed by each backend at most once a second: approximate over short phases)"
+}
+
+// Backend is PostgreSQL as a workload.Backend: pg-advisory's phases run on it. The barrier and
+// the clock of a multi-process run stay on Redis (workload.Services.Default).
+type Backend struct{ Conn *Conn }
+
+var _ workload.Backend = Backend{}
+
+// Name is "PostgreSQL".
+func (b Backend) Name() string { return "PostgreSQL" }
+
+// Configure hands the strategy the connection.
+func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
+
+// Scope is the database.
+func (b Backend) Scope(strategies.Info, string) workload.Scope { return scope{c: b.Conn} }
+
+var errNoBarrier = errors.New("PostgreSQL holds no barrier: a multi-process run needs Redis for it")
+
+// Arrive is not served: the barrier lives on Redis.
+func (b Backend) Arrive(context.Context, string, time.Duration) (int64, error) {
+	return 0, errNoBarrier
+}
+
+// Arrived is not served: the barrier lives on Redis.
+func (b Backend) Arrived(context.Context, string) (int64, error) { return 0, errNoBarrier }
+
+// ClockSamples is not served: the clock lives on Redis.
+func (b Backend) ClockSamples(context.Context, int) ([]workload.ClockSample, error) {
+	return nil, errNoBarrier
+}
+
+type scope struct{ c *Conn }
+
+type reading struct {
+	at      time.Time
+	count   int64
+	cpu     time.Duration
+	started time.Time
+}
+
+const (
+	statementsQuery = "SELECT coalesce(sum(calls), 0)::bigint, pg_postmaster_start_time() FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+	xactQuery       = "SELECT (xact_commit + xact_rollback)::bigint, pg_postmaster_start_time() FROM pg_stat_database WHERE datname = current_database()"
+)
+
+func (s scope) read(ctx context.Context) (reading, error) {
+	r := reading{at: time.Now()}
+	q := xactQuery
+	if s.c.Statements {
+		q = statementsQuery
+	}
+	err := s.c.query(func(pc *pgx.Conn) error { return pc.QueryRow(ctx, q).Scan(&r.count, &r.started) })
+	if err != nil {
+		return r, err
+	}
+	if s.c.server != nil {
+		if c, err := s.c.server.CPU(); err == nil {
+			r.cpu = c
+		}
+	}
+	return r, nil
+}
+
+var errServerChanged = errors.New("the PostgreSQL server restarted during the phase")
+
+// StartCost reads the counters as the window opens and again as it closes; the first
+// reading itself is counted by the second, and left out.
+func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
+	before, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (workload.Cost, error) {
+		after, err := s.read(ctx)
+		if err != nil {
+			return workload.Cost{}, err
+		}
+		if !after.started.Equal(before.started) || after.count < before.count {
+			return workload.Cost{}, errServerChanged
+		}
+		return workload.Cost{
+			Servers:  1,
+			Requests: uint64(max(after.count-before.count-1, 0)),
+			CPUUS:    uint64(max(after.cpu-before.cpu, 0).Microseconds()),
+			Elapsed:  after.at.Sub(before.at),
+		}, nil
+	}, nil
+}
+
+// StuckLocks counts the advisory locks lockbench's sessions still hold once every worker
+// released: a lock taken but never given back.
+func (s scope) StuckLocks(ctx context.Context, _ func(string) bool) (uint64, error) {
+	var n int64
+	err := s.c.query(func(pc *pgx.Conn) error {
+		return pc.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1`, AppName).Scan(&n)
+	})
+	return uint64(n), err
+}
+
+// Cleanup has nothing to delete: advisory locks live in sessions, which the strategy closes.
+func (s scope) Cleanup(context.Context) error { return nil }

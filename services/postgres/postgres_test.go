@@ -1,0 +1,130 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/services/internal/servicetest"
+	"github.com/lockbench/lockbench/services/postgres"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// One cluster serves every test of the package: initdb takes about a second.
+var shared *postgres.Conn
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if _, _, err := postgres.Binaries(); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := postgres.Spawn(ctx, 50)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "spawn PostgreSQL:", err)
+				return 1
+			}
+			defer c.Close()
+			shared = c
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func conn(t *testing.T) *postgres.Conn {
+	t.Helper()
+	if shared == nil {
+		servicetest.Missing(t, "PostgreSQL (postgresql)")
+	}
+	return shared
+}
+
+// Without faults pg-advisory is a lock: five sessions per key never overlap, and the cost per
+// acquire is read from pg_stat_statements, which the spawned cluster loads: a lock and an
+// unlock statement per acquire.
+func TestAdvisoryExcludes(t *testing.T) {
+	c := conn(t)
+	if !c.Statements {
+		t.Fatal("the spawned cluster has no pg_stat_statements")
+	}
+	r := servicetest.Run(t, postgres.Backend{Conn: c}, 1500*time.Millisecond, 5*time.Second,
+		servicetest.Phase(postgres.Name, 2*time.Second, nil))[0]
+	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Errors != 0 {
+		t.Fatalf("pg-advisory without faults: %d acquired, %d errors, verdict %q, safety %+v; want acquires, no overlap, safe", r.Acquired, r.Errors, r.Verdict, r.Safety)
+	}
+	if !r.Redis.Measured || r.Redis.CommandsPerAcquire < 1.5 || r.Redis.CommandsPerAcquire > 2.5 {
+		t.Errorf("PostgreSQL statements per acquire %.2f (measured %v); want 2 (lock, unlock)", r.Redis.CommandsPerAcquire, r.Redis.Measured)
+	}
+	if r.Redis.CPUUS == 0 {
+		t.Errorf("no PostgreSQL CPU measured over %d acquires", r.Acquired)
+	}
+}
+
+// A paused holder keeps its advisory lock for the whole pause: there is no lease to lapse.
+// Nobody overlaps; the waiters wait (the acquire latency shows it).
+func TestProcessPauseWaits(t *testing.T) {
+	c := conn(t)
+	fault := "process-pause:p=0.3,d=1s"
+	r := servicetest.Run(t, postgres.Backend{Conn: c}, 3*time.Second, 8*time.Second,
+		servicetest.Phase(postgres.Name, 500*time.Millisecond, func(ph *workload.Phase) {
+			ph.Hold, ph.Faults = servicetest.Hold(t, "50ms"), []string{fault}
+		}))[0]
+	if r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Acquired == 0 {
+		t.Fatalf("pg-advisory under %s: %d acquired, verdict %q, safety %+v; want no overlap: the paused session keeps its lock", fault, r.Acquired, r.Verdict, r.Safety)
+	}
+	if r.LatencyUS.Acquire.Max < int64(time.Second/time.Microsecond)/2 {
+		t.Errorf("acquire latency max %d µs under 1 s pauses of holders; want waiters held up by the paused holder", r.LatencyUS.Acquire.Max)
+	}
+}
+
+// A session that dies releases its advisory locks at once: a waiter gets the lock as soon
+// as the holder's backend is terminated, and the dead holder's release says it lost it.
+func TestKilledSessionReleases(t *testing.T) {
+	c := conn(t)
+	s, err := strategies.New(postgres.Name, strategies.Options{Service: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	key := "lockbench:test:killed"
+	held, err := s.Acquire(ctx, key, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = s.Acquire(short, key, "waiter")
+	scancel()
+	if !errors.Is(err, strategies.ErrNotAcquired) {
+		t.Fatalf("second owner while the lock is held: %v; want ErrNotAcquired", err)
+	}
+	if n := terminate(t, ctx, c, postgres.LockID(key)); n != 1 {
+		t.Fatalf("terminated %d sessions holding the lock, want 1", n)
+	}
+	got, err := s.Acquire(ctx, key, "waiter")
+	if err != nil {
+		t.Fatalf("acquire after the holder's session was terminated: %v", err)
+	}
+	if err := held.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+		t.Errorf("release by the terminated holder: %v; want ErrNotOwner", err)
+	}
+	if err := got.Release(ctx); err != nil {
+		t.Errorf("release by the new holder: %v", err)
+	}
+}
+
+func TestDialErrorsHidePasswords(t *testing.T) {
+	_, err := postgres.Dial(context.Background(), "mysql://alice:s3cret@host:5432/db")
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "valid:") {
+		t.Fatalf("Dial of a mysql URL: %v; want an error naming the valid forms, without the password", err)
+	}
+	if got := postgres.Redact("postgres://alice:s3cret@host/db?password=x2"); strings.Contains(got, "s3cret") || strings.Contains(got, "x2") {
+		t.Errorf("Redact = %q", got)
+	}
+}

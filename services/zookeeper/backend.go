@@ -1,0 +1,199 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Backend is ZooKeeper as a workload.Backend: zk-lock's phases run on it. The barrier and the
+// clock of a multi-process run stay on Redis (workload.Services.Default).
+type Backend struct{ Conn *Conn }
+
+var _ workload.Backend = Backend{}
+
+// Name is "ZooKeeper".
+func (b Backend) Name() string { return "ZooKeeper" }
+
+// Configure hands the strategy the connection.
+func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
+
+// Scope is the phase's lock znodes on the whole ensemble.
+func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
+	return scope{c: b.Conn, prefix: prefix}
+}
+
+var errNoBarrier = errors.New("ZooKeeper holds no barrier: a multi-process run needs Redis for it")
+
+// Arrive is not served: the barrier lives on Redis.
+func (b Backend) Arrive(context.Context, string, time.Duration) (int64, error) {
+	return 0, errNoBarrier
+}
+
+// Arrived is not served: the barrier lives on Redis.
+func (b Backend) Arrived(context.Context, string) (int64, error) { return 0, errNoBarrier }
+
+// ClockSamples is not served: the clock lives on Redis.
+func (b Backend) ClockSamples(context.Context, int) ([]workload.ClockSample, error) {
+	return nil, errNoBarrier
+}
+
+type scope struct {
+	c      *Conn
+	prefix string
+}
+
+type reading struct {
+	at       time.Time
+	packets  uint64
+	sent     uint64
+	cpu      time.Duration
+	uptimeMS []int64
+}
+
+// read sums `mntr` over the servers, and the CPU of the spawned ones from /proc (mntr has
+// none).
+func (s scope) read(ctx context.Context) (reading, error) {
+	r := reading{at: time.Now()}
+	for i, addr := range s.c.Servers {
+		out, err := fourLetter(ctx, addr, "mntr")
+		if err != nil {
+			return r, fmt.Errorf("mntr on %s: %w", addr, err)
+		}
+		m := parseMntr(out)
+		r.packets += uint64(m["zk_packets_received"])
+		r.sent += uint64(m["zk_packets_sent"])
+		r.uptimeMS = append(r.uptimeMS, m["zk_uptime"])
+		if i < len(s.c.servers) {
+			if c, err := s.c.servers[i].CPU(); err == nil {
+				r.cpu += c
+			}
+		}
+	}
+	return r, nil
+}
+
+// parseMntr reads mntr's "key<TAB>value" lines, the numeric ones.
+func parseMntr(out string) map[string]int64 {
+	m := map[string]int64{}
+	for l := range strings.Lines(out) {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), "\t")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+var errServersChanged = errors.New("a ZooKeeper server restarted during the phase")
+
+// StartCost reads mntr as the window opens and again as it closes.
+func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
+	before, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (workload.Cost, error) {
+		after, err := s.read(ctx)
+		if err != nil {
+			return workload.Cost{}, err
+		}
+		for i := range before.uptimeMS {
+			if i >= len(after.uptimeMS) || after.uptimeMS[i] < before.uptimeMS[i] {
+				return workload.Cost{}, errServersChanged
+			}
+		}
+		if after.packets < before.packets {
+			return workload.Cost{}, errServersChanged
+		}
+		return workload.Cost{
+			Servers:  len(s.c.Servers),
+			Requests: after.packets - before.packets,
+			CPUUS:    uint64(max(after.cpu-before.cpu, 0).Microseconds()),
+			Elapsed:  after.at.Sub(before.at),
+		}, nil
+	}, nil
+}
+
+// locks lists the phase's lock znodes (parent) under Root.
+func (s scope) locks() ([]string, error) {
+	children, _, err := s.c.Client.Children(Root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range children {
+		if strings.HasPrefix(c, strings.ReplaceAll(s.prefix, "/", "%2F")) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// StuckLocks counts the phase's lock znodes that are not ephemeral: no session's end would
+// ever delete them. The recipe makes none; the count is there to prove it.
+func (s scope) StuckLocks(ctx context.Context, isLock func(string) bool) (uint64, error) {
+	names, err := s.locks()
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		key := strings.ReplaceAll(name, "%2F", "/")
+		if !isLock(key) {
+			continue
+		}
+		kids, _, err := s.c.Client.Children(Root + "/" + name)
+		if err != nil {
+			continue
+		}
+		for _, k := range kids {
+			if ok, st, err := s.c.Client.Exists(Root + "/" + name + "/" + k); err == nil && ok && st.EphemeralOwner == 0 {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// Cleanup deletes the phase's lock znodes and whatever is left under them.
+func (s scope) Cleanup(ctx context.Context) error {
+	names, err := s.locks()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p := Root + "/" + name
+		kids, _, _ := s.c.Client.Children(p)
+		for _, k := range kids {
+			if err := s.c.Client.Delete(p+"/"+k, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				errs = append(errs, err)
+			}
+		}
+		if err := s.c.Client.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			errs = append(errs, fmt.Errorf("delete %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}

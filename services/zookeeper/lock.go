@@ -1,0 +1,343 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// Name is the strategy's name.
+const Name = "zk-lock"
+
+// Root is the znode under which zk-lock keeps one parent znode per lock.
+const Root = "/lockbench"
+
+func init() {
+	strategies.Register(strategies.Info{
+		Name:              Name,
+		Summary:           "ZooKeeper lock recipe: an ephemeral sequential znode per waiter under the lock's znode; the lowest holds it, each other waiter watches its predecessor",
+		SafeUnlock:        true,
+		AutoRenew:         true,
+		Fencing:           true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "seeds 000, 003 (recipe; github.com/go-zookeeper/zk v1.0.4)",
+		Service:           Service,
+		Applies:           []string{"ttl", "acquire-timeout"},
+		Weakness:          "a pause longer than the session timeout freezes the pings too: the session expires and the next waiter enters; the znode's sequence fences the late holder where the resource checks it",
+	}, newLock)
+}
+
+// lock is zk-lock. Each owner (a worker: a ZooKeeper client of its own, as far as the lock
+// is concerned) has a session whose timeout is the ttl. Its connection goes through
+// frozenConn, which holds every write while a process-pause fault freezes the owner
+// (the BeforeRenew hook): its pings stop with it, as they would in a paused process.
+type lock struct {
+	info    strategies.Info
+	conn    *Conn
+	timeout time.Duration
+	hook    func(ctx context.Context, key, owner string)
+
+	ctx    context.Context // ends at Close: frozen writes give up
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	owners map[string]*session
+
+	failed atomic.Uint64
+	lost   atomic.Uint64
+}
+
+func newLock(info strategies.Info, o strategies.Options) (strategies.Strategy, error) {
+	conn, ok := o.Service.(*Conn)
+	if !ok || conn == nil {
+		return nil, &strategies.OptionError{Field: "zookeeper", Value: fmt.Sprintf("%T", o.Service), Reason: "strategy " + info.Name + " needs a ZooKeeper connection (--zookeeper, or zookeeperd installed to spawn one)"}
+	}
+	l := &lock{info: info, conn: conn, timeout: o.TTL, hook: o.Hooks.BeforeRenew, owners: map[string]*session{}}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return l, nil
+}
+
+func (l *lock) Info() strategies.Info { return l.info }
+
+func (l *lock) Stats() strategies.Stats {
+	return strategies.Stats{FailedAttempts: l.failed.Load(), RenewFailures: l.lost.Load()}
+}
+
+// session is one owner's ZooKeeper session. lost is closed when ZooKeeper expires it (the
+// client then opens a new one, with a new lost).
+type session struct {
+	zk     *zk.Conn
+	mu     sync.Mutex
+	lost   chan struct{}
+	lostAt time.Time // when lost was last closed
+}
+
+func (s *session) lostCh() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
+func (s *session) expired() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.lost)
+	s.lost, s.lostAt = make(chan struct{}), time.Now()
+}
+
+// session is owner's session, opened on its first acquire.
+func (l *lock) session(owner string) (*session, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.owners[owner]; s != nil {
+		return s, nil
+	}
+	s := &session{lost: make(chan struct{})}
+	dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		nc, err := net.DialTimeout(network, address, timeout)
+		if err != nil || l.hook == nil {
+			return nc, err
+		}
+		return &frozenConn{Conn: nc, ctx: l.ctx, hook: l.hook, owner: owner}, nil
+	}
+	cb := func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateExpired {
+			l.lost.Add(1)
+			s.expired()
+		}
+	}
+	c, err := l.conn.session(l.timeout, dialer, cb)
+	if err != nil {
+		return nil, err
+	}
+	s.zk = c
+	l.owners[owner] = s
+	return s, nil
+}
+
+// parent is the znode of the lock named key: a child of Root (a '/' in the key would make
+// another level, so it is escaped).
+func parent(key string) string { return Root + "/" + strings.ReplaceAll(key, "/", "%2F") }
+
+// seq is the sequence number ZooKeeper appended to a lock znode's name.
+func seq(name string) (int64, error) {
+	i := strings.LastIndex(name, "lock-")
+	if i < 0 {
+		return 0, fmt.Errorf("znode %q is not a lock node", name)
+	}
+	return strconv.ParseInt(name[i+len("lock-"):], 10, 64)
+}
+
+func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, l.failure(ctx, key, err)
+	}
+	s, err := l.session(owner)
+	if err != nil {
+		return nil, err
+	}
+	dir := parent(key)
+	lost := s.lostCh()
+	node, err := s.zk.CreateProtectedEphemeralSequential(dir+"/lock-", nil, l.conn.acl())
+	if errors.Is(err, zk.ErrNoNode) {
+		for _, p := range []string{Root, dir} {
+			if _, err := s.zk.Create(p, nil, 0, l.conn.acl()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return nil, fmt.Errorf("zk-lock create %s: %w", p, err)
+			}
+		}
+		node, err = s.zk.CreateProtectedEphemeralSequential(dir+"/lock-", nil, l.conn.acl())
+	}
+	if err != nil {
+		return l.retry(ctx, key, owner, err)
+	}
+	mine, err := seq(node)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		children, _, err := s.zk.Children(dir)
+		if err != nil {
+			_ = s.zk.Delete(node, -1)
+			return l.retry(ctx, key, owner, err)
+		}
+		prev, prevSeq, found := "", int64(-1), false
+		for _, c := range children {
+			n, err := seq(c)
+			if err != nil {
+				continue
+			}
+			if n == mine {
+				found = true
+			}
+			if n < mine && n > prevSeq {
+				prev, prevSeq = c, n
+			}
+		}
+		if !found { // our znode went with an expired session: start over in the new one
+			return l.Acquire(ctx, key, owner)
+		}
+		if prev == "" {
+			return &lease{l: l, s: s, node: node, fence: uint64(mine) + 1, lost: lost, at: time.Now()}, nil
+		}
+		exists, _, ch, err := s.zk.ExistsW(dir + "/" + prev)
+		if err != nil {
+			_ = s.zk.Delete(node, -1)
+			return l.retry(ctx, key, owner, err)
+		}
+		if !exists {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, l.giveUp(ctx, s, node, key, ctx.Err())
+		}
+	}
+}
+
+// giveUp deletes the waiter's znode (a znode left behind would hold the lock while the
+// session lives) and returns the acquire's error.
+func (l *lock) giveUp(ctx context.Context, s *session, node, key string, err error) error {
+	_ = s.zk.Delete(node, -1)
+	return l.failure(ctx, key, err)
+}
+
+// retry is Acquire again after a transient error (the client reconnecting, its session
+// expired), after a pause, while ctx lasts.
+func (l *lock) retry(ctx context.Context, key, owner string, err error) (strategies.Lease, error) {
+	if !transient(err) {
+		return nil, l.failure(ctx, key, err)
+	}
+	select {
+	case <-ctx.Done():
+		return nil, l.failure(ctx, key, err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	return l.Acquire(ctx, key, owner)
+}
+
+// failure is the error of an acquire that did not get key: ErrNotAcquired when ctx ended.
+func (l *lock) failure(ctx context.Context, key string, err error) error {
+	if ctx.Err() != nil {
+		l.failed.Add(1)
+		return fmt.Errorf("%w: %s: %w", strategies.ErrNotAcquired, key, ctx.Err())
+	}
+	return fmt.Errorf("zk-lock %s: %w", key, err)
+}
+
+// Close closes every session: ZooKeeper deletes their znodes.
+func (l *lock) Close() error {
+	l.cancel()
+	l.mu.Lock()
+	owners := l.owners
+	l.owners = map[string]*session{}
+	l.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range owners {
+		wg.Go(s.zk.Close)
+	}
+	wg.Wait()
+	return nil
+}
+
+// lease is one held zk-lock.
+type lease struct {
+	l        *lock
+	s        *session
+	node     string
+	fence    uint64
+	lost     chan struct{}
+	at       time.Time // when it was granted
+	released atomic.Bool
+}
+
+// ValidUntil is the earliest the session can expire as far as the client knows: a session
+// timeout from now while it is connected (its pings keep it alive), from the grant while it
+// is not, and when it expired once it has.
+func (l *lease) ValidUntil() time.Time {
+	select {
+	case <-l.lost:
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		return l.s.lostAt
+	default:
+	}
+	if l.s.zk.State() == zk.StateHasSession {
+		return time.Now().Add(l.l.timeout)
+	}
+	return l.at.Add(l.l.timeout)
+}
+
+// Release deletes the lease's znode; one ZooKeeper already deleted with its expired session
+// is ErrNotOwner.
+//
+// A session the server expired while its process was frozen is noticed by the client only
+// as it reconnects: while the connection is being re-established, the release waits (until
+// ctx ends) for the client to learn either way.
+func (l *lease) Release(ctx context.Context) error {
+	if l.released.Swap(true) {
+		return strategies.ErrReleased
+	}
+	notOwner := fmt.Errorf("%w: %s (the session expired)", strategies.ErrNotOwner, l.node)
+	for {
+		select {
+		case <-l.lost:
+			return notOwner
+		default:
+		}
+		err := l.s.zk.Delete(l.node, -1)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			return notOwner
+		case !transient(err) || ctx.Err() != nil:
+			return fmt.Errorf("zk-lock release %s: %w", l.node, err)
+		}
+		select {
+		case <-l.lost:
+			return notOwner
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// transient reports whether err is the client being between connections (or sessions): the
+// request may succeed once it has reconnected.
+func transient(err error) bool {
+	return errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// Fence is the znode's sequence number plus one (the first is 0, which means no fence):
+// ZooKeeper numbers the lock's children in creation order, so it grows from holder to holder.
+func (l *lease) Fence() uint64 { return l.fence }
+
+// Lost is closed when the session the lease was taken in expired.
+func (l *lease) Lost() <-chan struct{} { return l.lost }
+
+// frozenConn holds every write while the fault layer freezes its owner: the session's
+// pings stop with the paused process.
+type frozenConn struct {
+	net.Conn
+	ctx   context.Context
+	hook  func(ctx context.Context, key, owner string)
+	owner string
+}
+
+func (c *frozenConn) Write(b []byte) (int, error) {
+	c.hook(c.ctx, "", c.owner)
+	return c.Conn.Write(b)
+}

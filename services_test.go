@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/report"
+)
+
+// requireServices skips (fails under CI=1) without the Debian packages of etcd, ZooKeeper
+// and PostgreSQL.
+func requireServices(t *testing.T) {
+	t.Helper()
+	pg, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	_, etcdErr := exec.LookPath("etcd")
+	_, jarErr := os.Stat("/usr/share/java/zookeeper.jar")
+	if etcdErr == nil && jarErr == nil && len(pg) > 0 {
+		return
+	}
+	if os.Getenv("CI") == "1" {
+		t.Fatal("etcd-server, zookeeperd or postgresql is not installed (CI=1: scripts/test.sh installs them)")
+	}
+	t.Skip("etcd-server, zookeeperd or postgresql is not installed")
+}
+
+// The other lock services are spawned for the strategies that need them and stopped on
+// Ctrl-C like the Redis servers: a real process, SIGINT mid-phase, none of its children left.
+func TestCtrlCStopsServiceServers(t *testing.T) {
+	redistest.Require(t)
+	requireServices(t)
+	cmd := exec.Command(binary(t), "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--workers", "10",
+		"--duration", "1m", "--warmup", "0", "--format", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for redis-server, etcd, the ZooKeeper JVM and the postmaster (initdb comes and goes).
+	want := []string{"redis-server", "etcd", "java", "postgres"}
+	var kids []int
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+		if hasAll(kids, want) {
+			break
+		}
+	}
+	if !hasAll(kids, want) {
+		_ = cmd.Process.Kill()
+		t.Fatalf("lockbench spawned %s, want %v; stderr: %s", describeProcs(kids), want, stderr.String())
+	}
+	time.Sleep(3 * time.Second) // past the cluster's setup: into the phases
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var exitErr error
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			exitErr = fmt.Errorf("exit: %v, want %d; stderr: %s", err, exitInterrupted, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		exitErr = fmt.Errorf("no exit within 30s of SIGINT; stderr: %s", stderr.String())
+	}
+	for _, pid := range kids {
+		if alive(pid) {
+			t.Errorf("spawned process %d survived lockbench", pid)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+		}
+	}
+	if exitErr != nil {
+		t.Fatal(exitErr)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || !s.Interrupted {
+		t.Fatalf("want an interrupted JSON report: %v\n%s", err, stdout.String())
+	}
+	notes := strings.Join(s.Notes, "\n")
+	for _, svc := range []string{"etcd: spawned", "ZooKeeper: spawned", "PostgreSQL: spawned"} {
+		if !strings.Contains(notes, svc) {
+			t.Errorf("the report's notes do not say %q: %q", svc, s.Notes)
+		}
+	}
+}
+
+// The issue's "done when": a run of each service's strategy next to token spawns what it
+// needs, gives rows without overlap and with a cost per acquire, and leaves no server behind.
+func TestServiceStrategiesRunNextToToken(t *testing.T) {
+	redistest.Require(t)
+	requireServices(t)
+	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory,token",
+		"--workers", "10", "--duration", "1s", "--warmup", "200ms")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(s.Results) != 4 {
+		t.Fatalf("%d results, want 4", len(s.Results))
+	}
+	for _, r := range s.Results {
+		if r.Acquired == 0 || r.Safety.Overlaps != 0 || !r.Redis.Measured || r.Redis.CommandsPerAcquire <= 0 {
+			t.Errorf("%s: %d acquired, %d overlaps, cost measured %v at %.2f requests per acquire; want acquires, no overlap, a cost",
+				r.Strategy, r.Acquired, r.Safety.Overlaps, r.Redis.Measured, r.Redis.CommandsPerAcquire)
+		}
+	}
+	if left := describeProcs(children(os.Getpid())); strings.Contains(left, "[etcd]") || strings.Contains(left, "[java]") || strings.Contains(left, "[postgres]") {
+		t.Errorf("servers left running after the run: %s", left)
+	}
+}
+
+// hasAll reports whether every name in want is the command of one of pids.
+func hasAll(pids []int, want []string) bool {
+	have := describeProcs(pids)
+	for _, w := range want {
+		if !strings.Contains(have, "["+w+"]") {
+			return false
+		}
+	}
+	return true
+}
+
+// describeProcs lists the processes' command names, each in brackets.
+func describeProcs(pids []int) string {
+	var b strings.Builder
+	for _, pid := range pids {
+		line, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		name, _, _ := strings.Cut(string(line), "\x00")
+		name, _, _ = strings.Cut(name, " ") // redis-server rewrites its title: "path addr"
+		fmt.Fprintf(&b, "[%s]", filepath.Base(name))
+	}
+	return b.String()
+}
