@@ -53,7 +53,7 @@ func applies(i strategies.Info) string {
 	if i.Applies == nil {
 		return "all"
 	}
-	return strings.Join(i.Applies, ",")
+	return strings.Join(i.Applies, ", ")
 }
 
 func yes(b bool) string {

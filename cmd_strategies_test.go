@@ -30,7 +30,7 @@ func TestStrategiesListsTheLibraries(t *testing.T) {
 		}
 		switch {
 		case slices.Contains(libs, f[0]):
-			if !strings.Contains(line, "ttl,acquire-timeout,watchdog") || !regexpVersion(line) {
+			if !strings.Contains(line, "ttl, acquire-timeout, watchdog") || !regexpVersion(line) {
 				t.Errorf("%s: want its library's version and the options it honours: %s", f[0], line)
 			}
 		case f[0] == "token":

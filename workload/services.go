@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,4 +104,26 @@ func backendFor(b Backend, info strategies.Info) (Backend, error) {
 		return s.For(info)
 	}
 	return b, nil
+}
+
+// ErrNoBarrier is what a Backend that keeps no barrier answers Arrive, Arrived and
+// ClockSamples with (see NoBarrier).
+var ErrNoBarrier = errors.New("this lock service keeps no barrier or reference clock: a multi-process run keeps them on Redis")
+
+// NoBarrier gives a Backend the barrier and clock methods of a service that keeps neither:
+// embedded in the Backends of etcd, ZooKeeper and PostgreSQL, whose runs keep the barrier
+// and the clock on Redis (Services.Default). Each answers ErrNoBarrier.
+type NoBarrier struct{}
+
+// Arrive answers ErrNoBarrier.
+func (NoBarrier) Arrive(context.Context, string, time.Duration) (int64, error) {
+	return 0, ErrNoBarrier
+}
+
+// Arrived answers ErrNoBarrier.
+func (NoBarrier) Arrived(context.Context, string) (int64, error) { return 0, ErrNoBarrier }
+
+// ClockSamples answers ErrNoBarrier.
+func (NoBarrier) ClockSamples(context.Context, int) ([]ClockSample, error) {
+	return nil, ErrNoBarrier
 }

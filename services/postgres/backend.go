@@ -22,7 +22,10 @@ func (c *Conn) CostUnit() string {
 
 // Backend is PostgreSQL as a workload.Backend: pg-advisory's phases run on it. The barrier and
 // the clock of a multi-process run stay on Redis (workload.Services.Default).
-type Backend struct{ Conn *Conn }
+type Backend struct {
+	Conn               *Conn
+	workload.NoBarrier // the barrier and the clock stay on Redis
+}
 
 var _ workload.Backend = Backend{}
 
@@ -34,21 +37,6 @@ func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
 
 // Scope is the database.
 func (b Backend) Scope(strategies.Info, string) workload.Scope { return scope{c: b.Conn} }
-
-var errNoBarrier = errors.New("PostgreSQL holds no barrier: a multi-process run needs Redis for it")
-
-// Arrive is not served: the barrier lives on Redis.
-func (b Backend) Arrive(context.Context, string, time.Duration) (int64, error) {
-	return 0, errNoBarrier
-}
-
-// Arrived is not served: the barrier lives on Redis.
-func (b Backend) Arrived(context.Context, string) (int64, error) { return 0, errNoBarrier }
-
-// ClockSamples is not served: the clock lives on Redis.
-func (b Backend) ClockSamples(context.Context, int) ([]workload.ClockSample, error) {
-	return nil, errNoBarrier
-}
 
 type scope struct{ c *Conn }
 

@@ -16,7 +16,10 @@ import (
 
 // Backend is ZooKeeper as a workload.Backend: zk-lock's phases run on it. The barrier and the
 // clock of a multi-process run stay on Redis (workload.Services.Default).
-type Backend struct{ Conn *Conn }
+type Backend struct {
+	Conn               *Conn
+	workload.NoBarrier // the barrier and the clock stay on Redis
+}
 
 var _ workload.Backend = Backend{}
 
@@ -29,21 +32,6 @@ func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
 // Scope is the phase's lock znodes on the whole ensemble.
 func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
 	return scope{c: b.Conn, prefix: prefix}
-}
-
-var errNoBarrier = errors.New("ZooKeeper holds no barrier: a multi-process run needs Redis for it")
-
-// Arrive is not served: the barrier lives on Redis.
-func (b Backend) Arrive(context.Context, string, time.Duration) (int64, error) {
-	return 0, errNoBarrier
-}
-
-// Arrived is not served: the barrier lives on Redis.
-func (b Backend) Arrived(context.Context, string) (int64, error) { return 0, errNoBarrier }
-
-// ClockSamples is not served: the clock lives on Redis.
-func (b Backend) ClockSamples(context.Context, int) ([]workload.ClockSample, error) {
-	return nil, errNoBarrier
 }
 
 type scope struct {
