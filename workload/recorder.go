@@ -27,6 +27,11 @@ const (
 // the end. HDR histograms are not safe for concurrent use, hence a mutex per shard; workers
 // of one shard rarely meet there because a lock cycle takes a round trip or more.
 //
+// A worker records each latency once, into its shard's histograms of the current second;
+// the collector's tick moves them into the second's totals (the timeline, the .hlog
+// intervals) and adds those to the window's. The window's histograms therefore exist once,
+// not per shard, and the measured path pays one RecordValue per latency.
+//
 // Nothing is recorded while the recorder is off (warm-up, drain). The switch is read under
 // the shard lock, so a tick that follows switching off sees every cycle there will be.
 type recorder struct {
@@ -39,14 +44,13 @@ type recorder struct {
 
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
 
-	// lastSecond holds the last tick's release, handoff and hold histograms (the acquire one
-	// goes to tick's caller), for interval. Only the collector touches it.
-	lastSecond [nMetrics]*hdrhistogram.Histogram
+	// lastSecond holds the last tick's histograms, merged over the shards, for interval;
+	// window adds up every tick's. Only the collector touches them (merged, after it).
+	lastSecond, window [nMetrics]*hdrhistogram.Histogram
 }
 
 type shard struct {
 	mu       sync.Mutex
-	hist     [nMetrics]*hdrhistogram.Histogram // the measured window
 	second   [nMetrics]*hdrhistogram.Histogram // latencies since the last tick
 	acquired uint64
 	timeouts uint64
@@ -66,14 +70,13 @@ func newRecorder(workers int) *recorder {
 	}
 	for i := range r.shards {
 		s := &shard{}
-		for m := range s.hist {
-			s.hist[m] = report.NewHistogram()
+		for m := range s.second {
 			s.second[m] = report.NewHistogram()
 		}
 		r.shards[i] = s
 	}
 	for m := range r.lastSecond {
-		r.lastSecond[m] = report.NewHistogram()
+		r.lastSecond[m], r.window[m] = report.NewHistogram(), report.NewHistogram()
 	}
 	return r
 }
@@ -87,15 +90,11 @@ func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) {
 		s.mu.Unlock()
 		return
 	}
-	record(s.hist[mAcquire], acquireUS)
 	record(s.second[mAcquire], acquireUS)
 	if handoffUS >= 0 {
-		record(s.hist[mHandoff], handoffUS)
 		record(s.second[mHandoff], handoffUS)
 	}
-	record(s.hist[mHold], holdUS)
 	record(s.second[mHold], holdUS)
-	record(s.hist[mRelease], releaseUS)
 	record(s.second[mRelease], releaseUS)
 	s.acquired++
 	s.mu.Unlock()
@@ -138,22 +137,19 @@ func record(h *hdrhistogram.Histogram, v int64) {
 // totals are a snapshot of the shard counters.
 type totals struct{ acquired, timeouts, errors uint64 }
 
-// tick moves every shard's per-second acquire histogram into sec (which it resets first),
-// and the other per-second histograms into lastSecond for interval, and returns the
-// window's counters so far. Only the collector calls it.
+// tick ends a second: it moves every shard's per-second histograms into lastSecond (for
+// interval) and adds them to the window's, copies the second's acquire latencies into sec
+// (which it resets first), and returns the window's counters so far. Only the collector
+// calls it.
 func (r *recorder) tick(sec *hdrhistogram.Histogram) totals {
-	sec.Reset()
 	for _, h := range r.lastSecond {
 		h.Reset()
 	}
 	var t totals
 	for _, s := range r.shards {
 		s.mu.Lock()
-		sec.Merge(s.second[mAcquire])
 		for m, h := range s.second {
-			if m != int(mAcquire) {
-				r.lastSecond[m].Merge(h)
-			}
+			r.lastSecond[m].Merge(h)
 			h.Reset()
 		}
 		t.acquired += s.acquired
@@ -161,6 +157,11 @@ func (r *recorder) tick(sec *hdrhistogram.Histogram) totals {
 		t.errors += s.errors
 		s.mu.Unlock()
 	}
+	for m, h := range r.lastSecond {
+		r.window[m].Merge(h)
+	}
+	sec.Reset()
+	sec.Merge(r.lastSecond[mAcquire])
 	return t
 }
 
@@ -176,15 +177,18 @@ func (r *recorder) interval(acquire *hdrhistogram.Histogram, start, end time.Tim
 	return iv
 }
 
-// merged returns the window's histograms, merged over shards.
+// merged returns everything recorded so far: the window's histograms, and what the
+// shards recorded since the last tick (nothing, once the collector's last tick has run).
+// Only the collector's goroutine calls it, after its last tick.
 func (r *recorder) merged() [nMetrics]*hdrhistogram.Histogram {
 	var out [nMetrics]*hdrhistogram.Histogram
 	for m := range out {
 		out[m] = report.NewHistogram()
+		out[m].Merge(r.window[m])
 	}
 	for _, s := range r.shards {
 		s.mu.Lock()
-		for m, h := range s.hist {
+		for m, h := range s.second {
 			out[m].Merge(h)
 		}
 		s.mu.Unlock()
