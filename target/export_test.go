@@ -1,6 +1,10 @@
 package target
 
-import "context"
+import (
+	"context"
+
+	"github.com/lockbench/lockbench/internal/proc"
+)
 
 // OpenEmbedded opens the embedded target whether or not redis-server is on PATH, so that
 // its tests can run in parallel with the ones that spawn servers.
@@ -9,7 +13,7 @@ func OpenEmbedded(ctx context.Context, topology string) (*Conn, error) {
 }
 
 // ProcessState exposes the process state letter reader to the tests.
-var ProcessState = processState
+var ProcessState = proc.State
 
 // SweepTempDirs exposes the removal of killed processes' directories.
-var SweepTempDirs = sweepTempDirs
+var SweepTempDirs = proc.Sweep

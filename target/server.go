@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // ServerConfig describes one redis-server process to spawn.
@@ -68,9 +70,8 @@ type ServerTLS struct {
 
 // Server is a spawned redis-server. Unless Detached, its process dies with lockbench even if
 // lockbench is killed: through the parent-death signal on Linux, a watchdog process on
-// macOS and the BSDs (see startProcess in proc_linux.go and proc_unix.go). Stop always
-// reaps it. Windows spawns nothing (ErrSpawnUnsupported). A Server is safe for concurrent
-// use.
+// macOS and the BSDs (see Start in internal/proc). Stop always reaps it. Windows spawns
+// nothing (ErrSpawnUnsupported). A Server is safe for concurrent use.
 type Server struct {
 	Addr string // 127.0.0.1:port
 	Port int
@@ -139,7 +140,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		s.probeTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 	}
 	if s.dir == "" {
-		d, err := makeTempDir("lockbench-redis-")
+		d, err := makeTempDir("redis")
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +150,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	for try := 0; try < 5; try++ {
 		port := cfg.Port
 		if port == 0 {
-			if port, err = freePort(); err != nil {
+			if port, err = proc.FreePort(); err != nil {
 				break
 			}
 		}
@@ -375,15 +376,6 @@ func (p prober) pid() (int, error) {
 		}
 	}
 	return 0, errors.New("INFO reply without process_id")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Pid returns the current process id, 0 when not running.

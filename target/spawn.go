@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // Topology names, as --topology spells them.
@@ -77,7 +79,7 @@ func spawn(ctx context.Context, name, dir string, detached bool, via func(string
 		return nil, err
 	}
 	if dir == "" {
-		if dir, err = makeTempDir("lockbench-" + name + "-"); err != nil {
+		if dir, err = makeTempDir(name); err != nil {
 			return nil, fmt.Errorf("spawn %s: %w", name, err)
 		}
 	}
@@ -206,7 +208,7 @@ func (t *topology) startSentinels(ctx context.Context, base ServerConfig, conf s
 		ports := make([]int, sentinelCount)
 		ids := make([]string, sentinelCount)
 		for i := range ports {
-			if ports[i], err = freePort(); err != nil {
+			if ports[i], err = proc.FreePort(); err != nil {
 				return err
 			}
 			id := make([]byte, 20) // a sentinel id is 40 hex digits

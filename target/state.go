@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // DefaultStatePath is where `lockbench target up` records what it started:
@@ -63,7 +65,8 @@ var (
 )
 
 // statePrefix starts the name of the directory Up creates; Down removes only such a
-// directory, whatever an edited state file says.
+// directory, whatever an edited state file says. It is not among the names proc.TempDir
+// makes, so no later lockbench's sweep removes it while its servers run.
 const statePrefix = "lockbench-target-"
 
 // Up spawns topology ("" = single) detached from this process: the servers outlive it,
@@ -286,8 +289,8 @@ func isRedis(pid int, addr string) bool {
 	if pid <= 0 {
 		return false
 	}
-	line, err := commandLine(pid)
-	if err != nil || processState(pid) == 'Z' {
+	line, err := proc.CommandLine(pid)
+	if err != nil || proc.State(pid) == 'Z' {
 		return false
 	}
 	_, port, _ := net.SplitHostPort(addr)
@@ -297,12 +300,12 @@ func isRedis(pid int, addr string) bool {
 // killWait sends SIGKILL to pid and waits until it is gone (or a zombie, which holds no
 // port any more and is reaped by its parent).
 func killWait(pid int, addr string, timeout time.Duration) error {
-	if err := killProcess(pid); err != nil {
+	if err := proc.Kill(pid); err != nil {
 		return fmt.Errorf("kill redis-server %d (%s): %w", pid, addr, err)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		if s := processState(pid); s == 0 || s == 'Z' {
+		if s := proc.State(pid); s == 0 || s == 'Z' {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -20,7 +20,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -41,8 +41,8 @@ type Conn struct {
 	// Version is the server's version, from its /version endpoint ("" when unread).
 	Version string
 
-	servers []*proc.Process // the spawned members, for their CPU; nil when external
-	dir     string          // the spawned members' directory, removed by Close
+	servers []*server.Process // the spawned members, for their CPU; nil when external
+	dir     string            // the spawned members' directory, removed by Close
 }
 
 // Dial connects to the etcd given as addr: host:port, http(s)://[user:password@]host:port,

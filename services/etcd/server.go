@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 )
 
 // Spawn starts a private etcd cluster of members members (1, or 3 or 5 for a quorum that
@@ -24,15 +25,15 @@ func Spawn(ctx context.Context, members int) (*Conn, error) {
 	if members < 1 || members > 7 {
 		return nil, fmt.Errorf("etcd members: %d; valid: 1 to 7 (3 or 5 for a quorum)", members)
 	}
-	bin, err := proc.LookPath("etcd (Debian: apt-get install etcd-server)", "etcd", "/usr/bin/etcd")
+	bin, err := server.LookPath("etcd (Debian: apt-get install etcd-server)", "etcd", "/usr/bin/etcd")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := proc.TempDir("etcd")
+	dir, err := server.TempDir("etcd")
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{dir: dir, servers: []*proc.Process{}}
+	c := &Conn{dir: dir, servers: []*server.Process{}}
 	var clients, peers, cluster []string
 	for i := range members {
 		clientPort, err1 := proc.FreePort()
@@ -47,7 +48,7 @@ func Spawn(ctx context.Context, members int) (*Conn, error) {
 	}
 	for i := range members {
 		name := fmt.Sprintf("n%d", i+1)
-		p, err := proc.Start(proc.Spec{Name: "etcd-" + name, Path: bin, Dir: dir, Args: []string{
+		p, err := server.Start(server.Spec{Name: "etcd-" + name, Path: bin, Dir: dir, Args: []string{
 			"--name", name, "--data-dir", filepath.Join(dir, name),
 			"--listen-client-urls", clients[i], "--advertise-client-urls", clients[i],
 			"--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
@@ -76,7 +77,7 @@ func Spawn(ctx context.Context, members int) (*Conn, error) {
 }
 
 // Servers are the spawned members (nil for an external cluster), for the faults.
-func (c *Conn) Servers() []*proc.Process { return c.servers }
+func (c *Conn) Servers() []*server.Process { return c.servers }
 
 // healthy asks a member's /health.
 func healthy(ctx context.Context, endpoint string) error {
@@ -132,7 +133,7 @@ func get(ctx context.Context, u string, tc *tls.Config) (string, error) {
 	return string(b), nil
 }
 
-func stopAll(ps []*proc.Process) {
+func stopAll(ps []*server.Process) {
 	for _, p := range ps {
 		p.Stop(nil, 0)
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -45,7 +45,7 @@ type Conn struct {
 	mu    sync.Mutex
 	admin *pgx.Conn
 
-	server *proc.Process // the spawned postmaster; nil when external
+	server *server.Process // the spawned postmaster; nil when external
 	dir    string
 }
 
@@ -109,7 +109,7 @@ func (c *Conn) Addr() string { return fmt.Sprintf("%s:%d", c.Config.Host, c.Conf
 func (c *Conn) Spawned() bool { return c.server != nil }
 
 // Process is the spawned postmaster (nil for an external server), for the faults.
-func (c *Conn) Process() *proc.Process { return c.server }
+func (c *Conn) Process() *server.Process { return c.server }
 
 // Close closes Admin and stops the server lockbench spawned (a fast shutdown). Safe to call
 // twice.

@@ -11,7 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 )
 
 // Binaries finds the newest installed PostgreSQL's initdb and postgres (Debian keeps them
@@ -28,10 +29,10 @@ func Binaries() (initdb, postgres string, err error) {
 		initdbs, servers = append(initdbs, filepath.Join(d, "initdb")), append(servers, filepath.Join(d, "postgres"))
 	}
 	initdbs, servers = append(initdbs, "initdb"), append(servers, "postgres")
-	if initdb, err = proc.LookPath("PostgreSQL's initdb (Debian: apt-get install postgresql)", initdbs...); err != nil {
+	if initdb, err = server.LookPath("PostgreSQL's initdb (Debian: apt-get install postgresql)", initdbs...); err != nil {
 		return "", "", err
 	}
-	postgres, err = proc.LookPath("PostgreSQL's postgres (Debian: apt-get install postgresql)", servers...)
+	postgres, err = server.LookPath("PostgreSQL's postgres (Debian: apt-get install postgresql)", servers...)
 	return initdb, postgres, err
 }
 
@@ -45,7 +46,7 @@ func Spawn(ctx context.Context, maxConns int) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := proc.TempDir("postgres")
+	dir, err := server.TempDir("postgres")
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +54,11 @@ func Spawn(ctx context.Context, maxConns int) (*Conn, error) {
 		removeDir(dir)
 		return nil, err
 	}
-	if err := proc.Chown(dir, "postgres"); err != nil {
+	if err := server.Chown(dir, "postgres"); err != nil {
 		return fail(err)
 	}
 	data := filepath.Join(dir, "data")
-	if err := proc.Run(ctx, proc.Spec{Name: "initdb", Path: initdb, Dir: dir, User: "postgres", Args: []string{
+	if err := server.Run(ctx, server.Spec{Name: "initdb", Path: initdb, Dir: dir, User: "postgres", Args: []string{
 		"-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C",
 	}}); err != nil {
 		return fail(err)
@@ -66,7 +67,7 @@ func Spawn(ctx context.Context, maxConns int) (*Conn, error) {
 	if err != nil {
 		return fail(fmt.Errorf("PostgreSQL: no free port on 127.0.0.1: %w", err))
 	}
-	p, err := proc.Start(proc.Spec{Name: "postgres", Path: postgres, Dir: dir, User: "postgres", Args: []string{
+	p, err := server.Start(server.Spec{Name: "postgres", Path: postgres, Dir: dir, User: "postgres", Args: []string{
 		"-D", data, "-k", dir, "-h", "127.0.0.1", "-p", strconv.Itoa(port),
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=" + strconv.Itoa(max(maxConns+20, 100)),

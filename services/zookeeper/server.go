@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 )
 
 // jar is where Debian's zookeeper package (zookeeperd) puts the server.
@@ -21,14 +22,14 @@ const jar = "/usr/share/java/zookeeper.jar"
 // and the four-letter words lockbench reads. Close stops it with SIGKILL (its data is thrown
 // away) and removes the directory.
 func Spawn(ctx context.Context) (*Conn, error) {
-	java, err := proc.LookPath("java (Debian: apt-get install zookeeperd)", "java", "/usr/bin/java")
+	java, err := server.LookPath("java (Debian: apt-get install zookeeperd)", "java", "/usr/bin/java")
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(jar); err != nil {
 		return nil, fmt.Errorf("ZooKeeper is not installed (no %s; Debian: apt-get install zookeeperd)", jar)
 	}
-	dir, err := proc.TempDir("zookeeper")
+	dir, err := server.TempDir("zookeeper")
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func Spawn(ctx context.Context) (*Conn, error) {
 		removeDir(dir)
 		return nil, fmt.Errorf("ZooKeeper: write %s: %w", conf, err)
 	}
-	p, err := proc.Start(proc.Spec{Name: "zookeeper", Path: java, Dir: dir, Args: []string{
+	p, err := server.Start(server.Spec{Name: "zookeeper", Path: java, Dir: dir, Args: []string{
 		"-Xmx512m", "-XX:+UseSerialGC",
 		"-Dzookeeper.log.dir=" + dir, "-Dzookeeper.root.logger=WARN,CONSOLE",
 		"-cp", jar, "org.apache.zookeeper.server.ZooKeeperServerMain", conf,
@@ -64,7 +65,7 @@ func Spawn(ctx context.Context) (*Conn, error) {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c := &Conn{Servers: []string{addr}, servers: []*proc.Process{p}, dir: dir}
+	c := &Conn{Servers: []string{addr}, servers: []*server.Process{p}, dir: dir}
 	err = p.Ready(ctx, 30*time.Second, func(ctx context.Context) error {
 		out, err := fourLetter(ctx, addr, "ruok")
 		if err == nil && !strings.HasPrefix(out, "imok") {
@@ -83,7 +84,7 @@ func Spawn(ctx context.Context) (*Conn, error) {
 }
 
 // Processes are the spawned servers (nil for an external ensemble), for the faults.
-func (c *Conn) Processes() []*proc.Process { return c.servers }
+func (c *Conn) Processes() []*server.Process { return c.servers }
 
 func removeDir(dir string) {
 	if dir != "" {

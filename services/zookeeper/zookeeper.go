@@ -23,7 +23,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/lockbench/lockbench/services/internal/proc"
+	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -43,7 +43,7 @@ type Conn struct {
 	Client  *zk.Conn
 	Version string // from `srvr`, "" when unread
 
-	servers []*proc.Process // the spawned server, for its CPU; nil when external
+	servers []*server.Process // the spawned server, for its CPU; nil when external
 	dir     string
 }
 

@@ -1,28 +1,27 @@
-// Package proc starts, watches and stops the lock servers lockbench spawns for the other
+// Package server starts, watches and stops the lock servers lockbench spawns for the other
 // services (etcd, ZooKeeper, PostgreSQL), as target spawns redis-server: on free loopback
-// ports, in a temporary directory, dying with lockbench however it ends (on Linux by the
-// parent-death signal), stopped by pid, never by name. It also reads a spawned server's
-// CPU time from /proc, for the cost per acquire.
-package proc
+// ports, in a temporary directory, dying with lockbench however it ends, stopped by pid,
+// never by name. The process control underneath (the parent-death signal on Linux, the
+// watchdog process group on macOS and the BSDs, owner-recorded temporary directories and
+// their sweep, free ports) is internal/proc's, shared with target. It also reads a
+// spawned server's CPU time from /proc, for the cost per acquire.
+package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/proc"
 )
 
 // ErrUnsupported is returned where the platform cannot spawn servers (Windows) or read a
 // process's CPU time (anything but Linux).
-var ErrUnsupported = errors.New("not supported on this platform")
+var ErrUnsupported = proc.ErrUnsupported
 
 // Spec is a server to start.
 type Spec struct {
@@ -61,7 +60,7 @@ func Start(s Spec) (*Process, error) {
 			return nil, fmt.Errorf("start %s as %s: %w", s.Name, s.User, err)
 		}
 	}
-	if err := start(cmd); err != nil {
+	if err := proc.Start(cmd); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", s.Name, s.Path, err)
 	}
@@ -156,64 +155,16 @@ func tail(s string) string {
 	return s
 }
 
-// FreePort is a TCP port free on 127.0.0.1 right now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // TempDir makes a temporary directory named lockbench-<name>-*, for one server's data. It
 // records this process's pid in it: a lockbench killed with SIGKILL takes its servers with
-// it (the parent-death signal) but cannot remove their directories, so the first TempDir
-// of a later lockbench removes those whose owner is gone.
+// it but cannot remove their directories, so the first TempDir of a later lockbench
+// removes those whose owner is gone (see proc.TempDir; name must be among its swept names).
 func TempDir(name string) (string, error) {
-	sweepOnce()
-	dir, err := os.MkdirTemp("", "lockbench-"+name+"-")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
-	}
+	dir, err := proc.TempDir(name)
 	if err != nil {
-		if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
 		return "", fmt.Errorf("create a directory for %s: %w", name, err)
 	}
 	return dir, nil
-}
-
-// ownerFile holds the pid of the process whose server uses the directory.
-const ownerFile = "lockbench.pid"
-
-// servicePrefixes start the directories TempDir makes (target sweeps its own).
-var servicePrefixes = []string{"lockbench-etcd-", "lockbench-zookeeper-", "lockbench-postgres-"}
-
-var sweepOnce = sync.OnceFunc(func() { sweep(os.TempDir()) })
-
-// sweep removes the directories under root whose owner process is gone.
-func sweep(root string) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() || !slices.ContainsFunc(servicePrefixes, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
-		if err != nil {
-			continue // not ours, or its owner is writing the file right now
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || processAlive(pid) {
-			continue
-		}
-		_ = os.RemoveAll(dir)
-	}
 }
 
 // LookPath finds the first of paths (absolute, or names looked up in PATH) that exists.

@@ -1,45 +1,13 @@
-package proc
+package server
 
 import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
-
-// On Linux a spawned server dies with lockbench however lockbench ends, SIGKILL included
-// (the parent-death signal), and runs in a process group of its own so that a Ctrl-C in
-// the shell reaches lockbench only, which stops its servers itself (target does the same
-// for redis-server).
-func start(cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	cmd.SysProcAttr.Setpgid = true
-	done := make(chan error, 1)
-	spawnThread() <- func() { done <- cmd.Start() }
-	return <-done
-}
-
-// The kernel sends the parent-death signal when the *thread* that started the child ends
-// (go.dev/issue/27505): every server is started from one locked thread that never ends.
-var spawnThread = sync.OnceValue(func() chan<- func() {
-	ch := make(chan func())
-	go func() {
-		runtime.LockOSThread() // never unlocked: this thread lives as long as the process
-		for f := range ch {
-			f()
-		}
-	}()
-	return ch
-})
 
 // clockTick is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux.
 const clockTick = 10 * time.Millisecond

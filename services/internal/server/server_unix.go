@@ -1,6 +1,6 @@
 //go:build unix
 
-package proc
+package server
 
 import (
 	"fmt"
@@ -52,9 +52,3 @@ func resume(p *os.Process) { _ = p.Signal(syscall.SIGCONT) }
 // Pause freezes the server (SIGSTOP), Resume thaws it.
 func (p *Process) Pause() error  { return p.cmd.Process.Signal(syscall.SIGSTOP) }
 func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
-
-// processAlive reports whether pid exists (signal 0 checks without sending).
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
-}

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package target
+package proc
 
 import (
 	"errors"
@@ -15,19 +15,22 @@ import (
 
 // macOS and the BSDs have no parent-death signal. A watchdog process makes the spawned
 // servers die with lockbench instead: a shell that leads a process group of its own and
-// blocks reading a pipe whose only write end lockbench holds. Every non-detached
-// redis-server joins that group. However lockbench ends, SIGKILL included, the kernel
-// closes the write end as the process goes; the read returns and the shell kills its
-// group: the servers, then itself. It ignores SIGHUP and SIGINT, which a terminal sends
-// to a group (a group whose parent has gone gets SIGHUP when a member is stopped, as a
-// paused server is). Being outside the shell's foreground group also keeps a Ctrl-C from
-// reaching the servers, as on Linux.
+// blocks reading a pipe whose only write end lockbench holds. Every server Start starts
+// joins that group. However lockbench ends, SIGKILL included, the kernel closes the write
+// end as the process goes; the read returns and the shell kills its group: the servers,
+// then itself. It ignores SIGHUP and SIGINT, which a terminal sends to a group (a group
+// whose parent has gone gets SIGHUP when a member is stopped, as a paused server is).
+// Being outside the shell's foreground group also keeps a Ctrl-C from reaching the
+// servers, as on Linux. The shell runs as lockbench's user, so it can kill a server that
+// runs as another (Credential: PostgreSQL as its system user when lockbench is root).
 //
 // One watchdog serves every server of a process. Should it die while lockbench runs
 // (someone killed it), the next start runs a new one; the servers already started are
-// then stopped by Stop or Close only, and a SIGKILLed lockbench would leave them running.
+// then stopped by their owner's Stop or Close only, and a SIGKILLed lockbench would leave
+// them running.
 
-func canSpawn() error { return nil }
+// CanSpawn reports whether this platform can spawn servers: nil here.
+func CanSpawn() error { return nil }
 
 // watchdogScript waits for the end of its standard input, then kills its process group.
 const watchdogScript = `trap '' HUP INT; read -r _; kill -KILL 0`
@@ -72,24 +75,31 @@ func watchdogGroup() (int, error) {
 	return watchdog.pgid, nil
 }
 
-// startProcess starts a redis-server: a detached one in a session of its own, any other in
-// the watchdog's process group.
-func startProcess(cmd *exec.Cmd, detached bool) error {
-	if detached {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		return cmd.Start()
-	}
+// Start starts cmd in the watchdog's process group. It merges into cmd.SysProcAttr:
+// fields the caller set (Credential, to run a server as another user) are kept; Setsid,
+// Setpgid and Pgid are Start's.
+func Start(cmd *exec.Cmd) error {
 	pgid, err := watchdogGroup()
 	if err != nil {
 		return err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	attr := sysProcAttr(cmd)
+	attr.Setsid, attr.Setpgid, attr.Pgid = false, true, pgid
 	return cmd.Start()
 }
 
-// commandLine is pid's command line as ps shows it (redis-server rewrites it to
+// StartDetached starts cmd in a session of its own, outside the watchdog's group: it
+// outlives lockbench (`lockbench target up`), and a Ctrl-C in the shell does not reach it.
+// It merges into cmd.SysProcAttr as Start does.
+func StartDetached(cmd *exec.Cmd) error {
+	attr := sysProcAttr(cmd)
+	attr.Setsid, attr.Setpgid, attr.Pgid = true, false, 0 // a session leader cannot setpgid
+	return cmd.Start()
+}
+
+// CommandLine is pid's command line as ps shows it (redis-server rewrites it to
 // "redis-server 127.0.0.1:PORT").
-func commandLine(pid int) (string, error) {
+func CommandLine(pid int) (string, error) {
 	state, line, err := ps(pid)
 	if err == nil && state == 0 {
 		err = fmt.Errorf("no process %d", pid)
@@ -97,10 +107,10 @@ func commandLine(pid int) (string, error) {
 	return line, err
 }
 
-// processState is pid's state letter as ps shows it (R, S, T, Z, ...), 0 when the process
-// does not exist, and '?' when ps fails: unknown, so a directory of a live owner is never
+// State is pid's state letter as ps shows it (R, S, T, Z, ...), 0 when the process does
+// not exist, and '?' when ps fails: unknown, so a directory of a live owner is never
 // swept.
-func processState(pid int) byte {
+func State(pid int) byte {
 	state, _, err := ps(pid)
 	if err != nil {
 		return '?'

@@ -1,15 +1,13 @@
-package proc
+package server
 
 import (
 	"errors"
 	"os"
 	"os/exec"
-	"time"
 )
 
-// Windows spawns nothing: runs reach a server the user runs (--etcd, --zookeeper,
-// --postgres).
-func start(*exec.Cmd) error { return ErrUnsupported }
+// Windows spawns nothing (proc.Start returns ErrUnsupported): runs reach a server the user
+// runs (--etcd, --zookeeper, --postgres).
 
 func asUser(*exec.Cmd, string) error { return nil }
 
@@ -18,11 +16,6 @@ func Chown(string, string) error { return nil }
 
 func resume(*os.Process) {}
 
-func cpuTime(int) (time.Duration, error) { return 0, ErrUnsupported }
-
 // Pause and Resume are not supported on Windows.
 func (p *Process) Pause() error  { return errors.New("pause: " + ErrUnsupported.Error()) }
 func (p *Process) Resume() error { return errors.New("resume: " + ErrUnsupported.Error()) }
-
-// processAlive: Windows spawns nothing, so it has no directories to sweep.
-func processAlive(int) bool { return true }

@@ -1,4 +1,4 @@
-package target
+package proc
 
 import (
 	"fmt"
@@ -15,17 +15,28 @@ import (
 // group of its own, so that a Ctrl-C in the shell reaches lockbench only, which then stops
 // its servers itself.
 
-func canSpawn() error { return nil }
+// CanSpawn reports whether this platform can spawn servers: nil here.
+func CanSpawn() error { return nil }
 
-// startProcess starts a redis-server: a detached one in a session of its own, any other
-// with the parent-death signal, from the spawn thread.
-func startProcess(cmd *exec.Cmd, detached bool) error {
-	if detached {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		return cmd.Start()
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+// Start starts cmd with the parent-death signal (SIGKILL), in a process group of its own,
+// from the spawn thread. It merges into cmd.SysProcAttr: fields the caller set (Credential,
+// to run a server as another user) are kept; Pdeathsig, Setpgid, Pgid and Setsid are
+// Start's.
+func Start(cmd *exec.Cmd) error {
+	attr := sysProcAttr(cmd)
+	attr.Pdeathsig = syscall.SIGKILL
+	attr.Setsid, attr.Setpgid, attr.Pgid = false, true, 0
 	return startOnSpawnThread(cmd)
+}
+
+// StartDetached starts cmd in a session of its own, without the parent-death signal: it
+// outlives lockbench (`lockbench target up`), and a Ctrl-C in the shell does not reach it.
+// It merges into cmd.SysProcAttr as Start does.
+func StartDetached(cmd *exec.Cmd) error {
+	attr := sysProcAttr(cmd)
+	attr.Pdeathsig = 0
+	attr.Setsid, attr.Setpgid, attr.Pgid = true, false, 0 // a session leader cannot setpgid
+	return cmd.Start()
 }
 
 // The kernel sends the parent-death signal when the *thread* that started the child ends,
@@ -50,16 +61,16 @@ func startOnSpawnThread(cmd *exec.Cmd) error {
 	return <-done
 }
 
-// commandLine is pid's command line, /proc/<pid>/cmdline: its arguments NUL-separated (or
-// the title redis-server rewrites it to).
-func commandLine(pid int) (string, error) {
+// CommandLine is pid's command line, /proc/<pid>/cmdline: its arguments NUL-separated (or
+// the title a server rewrites it to, as redis-server does).
+func CommandLine(pid int) (string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return string(b), err
 }
 
-// processState is the state letter of /proc/<pid>/stat (R, S, T, Z, ...), 0 when the
-// process does not exist.
-func processState(pid int) byte {
+// State is the state letter of /proc/<pid>/stat (R, S, T, Z, ...), 0 when the process
+// does not exist.
+func State(pid int) byte {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
