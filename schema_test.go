@@ -214,8 +214,8 @@ func TestHDRLogReadsBackEveryTagInNanoseconds(t *testing.T) {
 }
 
 // checkHLOGFile reads an .hlog with hdrhistogram-go's reader and checks its shape: the
-// header's unit and millisecond StartTime, seconds × the four tags in order. It returns,
-// per tag, the seconds' histograms added up.
+// header's unit and millisecond StartTime, seconds × (acquire untagged, then the four tags)
+// in order. It returns, per tag, the seconds' histograms added up.
 func checkHLOGFile(t *testing.T, path string, seconds int) map[string]*hdrhistogram.Histogram {
 	t.Helper()
 	text, err := os.ReadFile(path)
@@ -235,6 +235,7 @@ func checkHLOGFile(t *testing.T, path string, seconds int) map[string]*hdrhistog
 	}
 	reader := hdrhistogram.NewHistogramLogReader(bytes.NewReader(text))
 	sums := map[string]*hdrhistogram.Histogram{}
+	lineTags := append([]string{""}, report.HLOGTags...) // "": HistogramLogProcessor's default
 	n := 0
 	for {
 		h, err := reader.NextIntervalHistogram()
@@ -244,7 +245,7 @@ func checkHLOGFile(t *testing.T, path string, seconds int) map[string]*hdrhistog
 		if h == nil {
 			break
 		}
-		if want := report.HLOGTags[n%len(report.HLOGTags)]; h.Tag() != want {
+		if want := lineTags[n%len(lineTags)]; h.Tag() != want {
 			t.Errorf("%s: histogram %d tagged %q, want %q", path, n, h.Tag(), want)
 		}
 		if sums[h.Tag()] == nil {
@@ -253,8 +254,11 @@ func checkHLOGFile(t *testing.T, path string, seconds int) map[string]*hdrhistog
 		sums[h.Tag()].Merge(h)
 		n++
 	}
-	if n != seconds*len(report.HLOGTags) {
-		t.Errorf("%s: %d interval histograms, want %d seconds × %d tags", path, n, seconds, len(report.HLOGTags))
+	if n != seconds*len(lineTags) {
+		t.Errorf("%s: %d interval histograms, want %d seconds × (1 untagged + %d tags)", path, n, seconds, len(report.HLOGTags))
+	}
+	if u, a := sums[""], sums["acquire"]; u == nil || a == nil || u.TotalCount() != a.TotalCount() {
+		t.Errorf("%s: the untagged intervals are not the acquire ones", path)
 	}
 	for _, tag := range report.HLOGTags {
 		if sums[tag] == nil {

@@ -194,7 +194,9 @@ const nsPerUS = 1000
 // in nanoseconds (HistogramLogProcessor divides by 1e6 by default and prints milliseconds;
 // the writer's Interval_Max column is in ms too), every second has one histogram per tag
 // (HLOGTags; "" intervals as empty histograms, so that each tag has the same timeline; pick
-// one with HistogramLogProcessor's -tag, as it reads only untagged lines without it), and
+// one with HistogramLogProcessor's -tag) and, first, the acquire histogram once more
+// without a tag: HistogramLogProcessor reads only untagged lines when not given -tag (and
+// fails on a log without any), so its plain invocation reports acquire latency; and
 // StartTime and BaseTime carry milliseconds. Both are the first
 // interval's start (runStartMS, Unix ms, when there is none), so interval timestamps are
 // seconds since the measured window began.
@@ -214,7 +216,8 @@ func writeHLOG(path string, r *Result, name string, runStartMS int64) error {
 		lw.OutputLogFormatVersion,
 		func() error {
 			return lw.OutputComment(fmt.Sprintf("[lockbench %s: latencies in nanoseconds (HdrHistogram's convention), "+
-				"one interval a second per tag: %s; Interval_Max in milliseconds]", name, strings.Join(HLOGTags, ", ")))
+				"one interval a second per tag: %s, and acquire again untagged (the tools' default); "+
+				"Interval_Max in milliseconds]", name, strings.Join(HLOGTags, ", ")))
 		},
 		func() error {
 			return lw.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]", start, iso))
@@ -228,13 +231,18 @@ func writeHLOG(path string, r *Result, name string, runStartMS int64) error {
 		}
 	}
 	for i, iv := range r.Intervals {
-		for t, enc := range iv.tagged() {
+		tagged := iv.tagged()
+		for t, enc := range append([]string{tagged[0]}, tagged[:]...) {
+			tag := "" // the untagged copy of acquire
+			if t > 0 {
+				tag = HLOGTags[t-1]
+			}
 			h, err := DecodeHistogram(enc)
 			if err != nil {
-				return fmt.Errorf("%s: interval %d: %s %w", name, i, HLOGTags[t], err)
+				return fmt.Errorf("%s: interval %d: %s %w", name, i, tag, err)
 			}
 			ns := nanoseconds(h)
-			ns.SetTag(HLOGTags[t])
+			ns.SetTag(tag)
 			ns.SetStartTimeMs(iv.StartMS)
 			ns.SetEndTimeMs(iv.EndMS)
 			if err := lw.OutputIntervalHistogram(ns); err != nil {

@@ -300,20 +300,22 @@ func checkHLOG(t *testing.T, path string, r *Result) {
 		}
 		got = append(got, h)
 	}
-	if len(got) != len(HLOGTags)*len(r.Intervals) {
-		t.Fatalf("%s: %d interval histograms, want %d tags × %d seconds", path, len(got), len(HLOGTags), len(r.Intervals))
+	// Each second: acquire untagged (the tools' default), then one histogram per tag.
+	lineTags := append([]string{""}, HLOGTags...)
+	if len(got) != len(lineTags)*len(r.Intervals) {
+		t.Fatalf("%s: %d interval histograms, want (1 untagged + %d tags) × %d seconds", path, len(got), len(HLOGTags), len(r.Intervals))
 	}
 	for i, h := range got {
-		iv := &r.Intervals[i/len(HLOGTags)]
-		tag := HLOGTags[i%len(HLOGTags)]
+		iv := &r.Intervals[i/len(lineTags)]
+		tag := lineTags[i%len(lineTags)]
 		if h.Tag() != tag {
 			t.Errorf("%s: histogram %d has tag %q, want %q", path, i, h.Tag(), tag)
 		}
-		want, err := DecodeHistogram(iv.tagged()[i%len(HLOGTags)])
+		want, err := DecodeHistogram(iv.tagged()[max(i%len(lineTags)-1, 0)])
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkNanoseconds(t, fmt.Sprintf("%s: second %d %s", path, i/len(HLOGTags), tag), h, want)
+		checkNanoseconds(t, fmt.Sprintf("%s: second %d %q", path, i/len(lineTags), tag), h, want)
 		// The reader rebuilds absolute times from float seconds: allow 1 ms of rounding.
 		if d := h.StartTimeMs() - iv.StartMS; d < -1 || d > 1 {
 			t.Errorf("%s: interval %d starts at %d ms, want %d", path, i, h.StartTimeMs(), iv.StartMS)
