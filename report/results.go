@@ -223,7 +223,7 @@ func legendLines(results []Result) []string {
 	lines := []string{
 		"ACQ/S acquires per second; P50..MAX acquire latency; HO P99 handoff latency (a release to a waiting worker's acquire)",
 		"LOST releases that found their lease gone; STUCK locks left without a ttl (! = a deadlock waiting to happen)",
-		"CMD/ACQ, CPU/ACQ Redis commands and Redis CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
+		"CMD/ACQ, CPU/ACQ lock server requests and CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
 		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once, a release that deleted another's lock, or a fence",
 		"  that went backwards; fenced = every stale write was refused; DEADLOCK = locks stuck without a ttl; no data = nothing acquired",
 	}
