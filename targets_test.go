@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,9 @@ func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
 	return &s, code, stderr
 }
 
+// pauseLength finds the d= of a process-pause fault spec.
+var pauseLength = regexp.MustCompile(`^process-pause:.*\bd=([0-9.]+[a-zµ]+)`)
+
 // Every built-in profile runs to completion, shortened, on the target it implies.
 func TestEveryBuiltinProfileRuns(t *testing.T) {
 	redistest.Require(t)
@@ -62,10 +66,27 @@ func TestEveryBuiltinProfileRuns(t *testing.T) {
 					}
 				}
 			}
+			var longestHold time.Duration
 			for _, v := range holds {
 				var h workload.Hold
 				if err := h.Set(v.Value); err == nil {
 					window = max(window, 3*h.MeanDuration())
+					longestHold = max(longestHold, h.MeanDuration())
+				}
+			}
+			// A process pause can freeze every first holder of a phase's few keys at once:
+			// the window must outlast a pause and a hold, or it may see no cycle end at all.
+			for _, f := range slices.Concat(prof.Faults, slices.Concat(func() [][]profiles.Value {
+				var all [][]profiles.Value
+				for _, ph := range prof.Phases {
+					all = append(all, ph.Faults)
+				}
+				return all
+			}()...)) {
+				if m := pauseLength.FindStringSubmatch(f.Value); m != nil {
+					if d, err := time.ParseDuration(m[1]); err == nil {
+						window = max(window, d+longestHold)
+					}
 				}
 			}
 			// Hundreds of workers starting at once (thousands on zipf-hot keys) queue for a
