@@ -2,8 +2,6 @@ package etcd_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +17,7 @@ import (
 var shared *etcd.Conn
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if servicetest.Installed("etcd", "/usr/bin/etcd") {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c, err := etcd.Spawn(ctx, 1)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "spawn etcd:", err)
-				return 1
-			}
-			defer c.Close()
-			shared = c
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	servicetest.Main(m, servicetest.Installed("etcd", "/usr/bin/etcd"), "etcd", func(ctx context.Context) (*etcd.Conn, error) { return etcd.Spawn(ctx, 1) }, &shared)
 }
 
 func conn(t *testing.T) *etcd.Conn {

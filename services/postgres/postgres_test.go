@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +17,13 @@ import (
 var shared *postgres.Conn
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if _, _, err := postgres.Binaries(); err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c, err := postgres.Spawn(ctx, 50)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "spawn PostgreSQL:", err)
-				return 1
-			}
-			defer c.Close()
-			shared = c
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	servicetest.Main(m, installed(), "PostgreSQL", func(ctx context.Context) (*postgres.Conn, error) { return postgres.Spawn(ctx, 50) }, &shared)
+}
+
+// installed is whether the PostgreSQL binaries are there.
+func installed() bool {
+	_, _, err := postgres.Binaries()
+	return err == nil
 }
 
 func conn(t *testing.T) *postgres.Conn {

@@ -2,8 +2,6 @@ package zookeeper_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,21 +17,7 @@ var shared *zookeeper.Conn
 const jar = "/usr/share/java/zookeeper.jar"
 
 func TestMain(m *testing.M) {
-	code := func() int {
-		if servicetest.Installed(jar) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c, err := zookeeper.Spawn(ctx)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "spawn ZooKeeper:", err)
-				return 1
-			}
-			defer c.Close()
-			shared = c
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	servicetest.Main(m, servicetest.Installed(jar), "ZooKeeper", zookeeper.Spawn, &shared)
 }
 
 func conn(t *testing.T) *zookeeper.Conn {

@@ -5,6 +5,7 @@ package servicetest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -102,4 +103,26 @@ func Run(t testing.TB, b workload.Backend, measured, acquireTimeout time.Duratio
 			r.Strategy, r.Label, r.Acquired, r.AcquireRate, r.Timeouts, r.Errors, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire, r.Redis.CPUUSPerAcquire, r.Renewals, r.Notes)
 	}
 	return rs
+}
+
+// Main is a service package's TestMain: when installed, it spawns one server for the whole
+// package with spawn (given a minute), stores it in *shared for the tests, runs them, and
+// stops the server before the process exits; a server that does not start fails the
+// package. Not installed, the tests run with *shared nil and skip (or fail under CI=1).
+func Main[C interface{ Close() }](m *testing.M, installed bool, what string, spawn func(context.Context) (C, error), shared *C) {
+	code := func() int {
+		if installed {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := spawn(ctx)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "spawn %s: %v\n", what, err)
+				return 1
+			}
+			defer c.Close()
+			*shared = c
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
 }
