@@ -58,7 +58,9 @@ const (
 	FlagOverlap SectionFlags = 1 << iota
 	// FlagReleased: the holder's release succeeded (removed whatever lock was there).
 	FlagReleased
-	// FlagMisdelete: its own process counted the release as a misdelete.
+	// FlagMisdelete: its own process counted a misdelete here: the release removed a later
+	// holder's lock, or (when the release did not succeed) this holder's lock was removed
+	// under it by an earlier holder's late release.
 	FlagMisdelete
 	// FlagAborted: the holder abandoned its last write (--on-lost abort).
 	FlagAborted

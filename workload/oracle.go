@@ -25,7 +25,11 @@ type keyState struct {
 	// fencedBy is the entry (its low 32 bits: enough to tell two leases of one phase
 	// apart) whose write set lastFence.
 	fencedBy atomic.Uint32
-	_        [4]byte // to 64 bytes: one cache line per key, none shared
+
+	// suspect is the entry (low 32 bits, 0 = none) of a holder that came in while an
+	// earlier holder's late release was on its way: whether that release removed the
+	// newcomer's lock or its own is decided by the newcomer's release (see misdeleted).
+	suspect atomic.Uint32 // with fencedBy: 64 bytes, one cache line per key, none shared
 }
 
 // enter is a worker stepping into the critical section. It reports an overlap when
@@ -55,6 +59,19 @@ func (k *keyState) exit(entry uint64) {
 func (k *keyState) successorInside(entry uint64) bool {
 	last := k.entries.Load()
 	return last != entry && k.latestOut.Load() < last
+}
+
+// suspectLatest marks whoever entered last as a possible victim of a release that
+// succeeded while it came in: the release may have removed that holder's lock, or its own
+// just before the holder took the key — from the client the two look alike.
+func (k *keyState) suspectLatest() { k.suspect.Store(uint32(k.entries.Load())) }
+
+// misdeleted reports whether entry's lock was removed under it: entry was suspected, and
+// its own release, sent while its lease still ran, found the lock no longer its own. Only
+// someone else's release can have removed it, the one that made entry a suspect.
+func (k *keyState) misdeleted(entry uint64, notOwner, inTime bool) bool {
+	by := uint32(entry)
+	return notOwner && inTime && by != 0 && k.suspect.Load() == by && k.suspect.CompareAndSwap(by, 0)
 }
 
 // writeResult is what the protected resource made of a write.

@@ -174,14 +174,25 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	relStart := time.Now()
 	successor := ks.successorInside(entry)
 	ks.released(w.id, int64(relStart.Sub(p.origin)))
-	ok := p.release(ctx, w, lease, m)
+	rel := p.release(ctx, w, lease, m)
 	relEnd := time.Now()
-	if ok {
+	switch {
+	case rel == released && successor:
+		// Someone who came after is inside: the lock this release removed was theirs.
+		p.count(m, &p.rec.misdeletes)
+		flags |= report.FlagReleased | report.FlagMisdelete
+	case rel == released:
 		flags |= report.FlagReleased
-		if successor || (ks.successorInside(entry) && !relEnd.Before(p.deadline(lease, began, renewed))) {
-			p.count(m, &p.rec.misdeletes)
-			flags |= report.FlagMisdelete
+		if ks.successorInside(entry) && !relEnd.Before(p.deadline(lease, began, renewed)) {
+			// Someone came in during a release that ended after the lease could have
+			// lapsed. Either it took the key after this release removed our own lock, or
+			// the lease lapsed, it took the key, and this release removed its lock: its
+			// own release will tell.
+			ks.suspectLatest()
 		}
+	case ks.misdeleted(entry, rel == notOwner, relStart.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+		p.count(m, &p.rec.misdeletes)
+		flags |= report.FlagMisdelete
 	}
 	if m {
 		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
@@ -314,7 +325,16 @@ func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint
 // release gives a lease up. Once the phase is over the release still happens — a benchmark
 // must not leave locks behind — but bounded in time.
 // It reports whether the release succeeded.
-func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) bool {
+// releaseOutcome is what became of a release.
+type releaseOutcome uint8
+
+const (
+	released      releaseOutcome = iota // the strategy removed the lock
+	notOwner                            // the strategy found the lock no longer this holder's
+	releaseFailed                       // an error: Redis, the network, the context
+)
+
+func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) releaseOutcome {
 	rctx := context.Background()
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -323,13 +343,14 @@ func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bo
 	}
 	switch err := l.Release(rctx); {
 	case err == nil:
-		return true
+		return released
 	case errors.Is(err, strategies.ErrNotOwner):
 		p.count(m, &p.rec.lostLeases)
+		return notOwner
 	default:
 		p.failed(w, err, m)
+		return releaseFailed
 	}
-	return false
 }
 
 func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool) {
