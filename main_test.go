@@ -171,7 +171,7 @@ func TestRunWritesOutAndHDRFiles(t *testing.T) {
 // report of what ran marked interrupted, and exits 130.
 func TestSIGINTPrintsPartialReport(t *testing.T) {
 	srv, c := redistest.Server(t)
-	s := interruptMidRun(t, 0, 1500*time.Millisecond, "run", "--redis", srv.Addr, "-s", "token,fenced", "-w", "50",
+	s := interruptMidRun(t, 0, "run", "--redis", srv.Addr, "-s", "token,fenced", "-w", "50",
 		"--hold", "20ms", "-d", "1m", "--warmup", "0", "--format", "json")
 	if len(s.Results) != 1 || !s.Results[0].Interrupted || s.Results[0].Acquired == 0 {
 		t.Fatalf("want an interrupted report of the first phase: %+v", s)

@@ -38,8 +38,9 @@ func requireServices(t *testing.T) {
 func TestCtrlCStopsServiceServers(t *testing.T) {
 	redistest.Require(t)
 	requireServices(t)
+	live := filepath.Join(t.TempDir(), "live.ndjson")
 	cmd := exec.Command(binary(t), "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--workers", "10",
-		"--duration", "1m", "--warmup", "0", "--format", "json")
+		"--duration", "1m", "--warmup", "0", "--format", "json", "--live", live)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -60,7 +61,10 @@ func TestCtrlCStopsServiceServers(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("lockbench spawned %s, want %v; stderr: %s", describeProcs(kids), want, stderr.String())
 	}
-	time.Sleep(3 * time.Second) // past the cluster's setup: into the phases
+	if !awaitLiveSecond(live, 60*time.Second) { // past the servers' set-up: into the phases
+		_ = cmd.Process.Kill()
+		t.Fatalf("no second of the first phase reported live within 60s; stderr: %s", stderr.String())
+	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -148,8 +148,16 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	}
 	r := results[0]
 	t.Logf("offered %.0f/s, achieved %.1f/s, dropped %d, p99 %dµs", r.OfferedRate, r.AcquireRate, r.Dropped, r.LatencyUS.Acquire.P99)
-	if dev := math.Abs(r.AcquireRate-cfg.Rate) / cfg.Rate; dev > 0.02 {
-		t.Fatalf("achieved %.1f/s for a target of %.0f/s: %.1f%% off, want within 2%%", r.AcquireRate, cfg.Rate, 100*dev)
+	// The schedule offers every arrival of the window, each taken or dropped...
+	want := cfg.Rate * cfg.Duration.Seconds()
+	offered := float64(r.Acquired + r.Dropped + r.Timeouts + r.Errors)
+	if dev := math.Abs(offered-want) / want; dev > 0.01 {
+		t.Errorf("%.0f arrivals taken or dropped for %.0f scheduled: %.1f%% off, want within 1%%", offered, want, 100*dev)
+	}
+	// ...and 50 free workers take nearly all of them. (A stall of the test process drops
+	// the arrivals it sleeps through: 2% is one 65ms stall, so the bound is loose.)
+	if dev := math.Abs(r.AcquireRate-cfg.Rate) / cfg.Rate; dev > 0.1 {
+		t.Errorf("achieved %.1f/s for a target of %.0f/s: %.1f%% off, want within 10%%", r.AcquireRate, cfg.Rate, 100*dev)
 	}
 }
 
@@ -290,9 +298,11 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 func TestPhasesOverrideSettings(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig()
-	cfg.Workers, cfg.Duration = 4, 1500*time.Millisecond
-	cfg.TTL = 200 * time.Millisecond
-	cfg.Hold.Set("400ms")
+	// A ttl long enough that only a stall of two renewal intervals (over 300ms) could let a
+	// renewed lease lapse on a loaded machine.
+	cfg.Workers, cfg.Duration = 4, 2500*time.Millisecond
+	cfg.TTL = 500 * time.Millisecond
+	cfg.Hold.Set("1s")
 	bare := cfg.Phase("token")
 	guarded := cfg.Phase("token")
 	guarded.Watchdog, guarded.Label = strategies.Watchdog{Auto: true}, "wd=auto"
