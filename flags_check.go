@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -90,6 +91,26 @@ func checkFaultTimes(plan *faults.Plan, window time.Duration) error {
 		return err != nil
 	})
 	return err
+}
+
+// checkServiceFaults refuses a node fault in a phase whose strategy runs on another lock
+// service than Redis: the node faults act on the Redis target's servers, so a kill "of
+// node 0" in an etcd-mutex phase would kill a Redis server the phase never talks to and
+// report it as if the lock service had been hit.
+func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
+	for i, ph := range phases {
+		info, ok := strategies.Lookup(ph.Strategy)
+		if !ok || info.Service == "" {
+			continue
+		}
+		for _, s := range plan.Phase(i) {
+			if s.NeedsNodes() {
+				return usageErrorf("invalid --fault %q for %s: %s acts on Redis servers, and %s runs on %s; its servers have no node faults yet (holder-pause and process-pause apply to every strategy)",
+					s.Raw, ph.Strategy, s.Kind, ph.Strategy, info.Service)
+			}
+		}
+	}
+	return nil
 }
 
 // checkOutputPaths makes sure the report and its extra files can be written, by creating

@@ -61,6 +61,9 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 	if err := checkFaultTimes(plan, window); err != nil {
 		return nil, err
 	}
+	if err := checkServiceFaults(plan, cfg.Phases); err != nil {
+		return nil, err
+	}
 	if err := f.checkOutput(); err != nil {
 		return nil, err
 	}
