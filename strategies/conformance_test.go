@@ -127,10 +127,14 @@ func expiresAfterTTL(t *testing.T, e *env, prefix string) {
 func releaseByNonOwner(t *testing.T, e *env, prefix string) {
 	const ttl = 150 * time.Millisecond
 	s := e.strategy(t, withTTL(ttl))
+	// The new holder is another client whose lease outlasts the test: on the short ttl a
+	// stall could let its lock lapse before the checks, and a release that deleted it could
+	// not be told from one that found nothing.
+	other := e.strategy(t, withTTL(time.Minute))
 	key := prefix + "k"
 	old := acquire(t, s, key, "a")
 	time.Sleep(ttl + 100*time.Millisecond)
-	cur := acquire(t, s, key, "b")
+	cur := acquire(t, other, key, "b")
 	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("release of an expired lease: want ErrNotOwner, got %v", err)
 	}

@@ -121,6 +121,10 @@ func TestGetDelChecksOwnershipWithoutAPause(t *testing.T) {
 	e := newEnv(t, "get-del")
 	const ttl = 100 * time.Millisecond
 	s := e.strategy(t, withTTL(ttl))
+	// The next holder's lease outlasts the test: on the short ttl a stall between its acquire
+	// and the checks would let its lock lapse too, and nothing would be left to protect. A
+	// blind DEL still deletes it, and "c" then walks in.
+	other := e.strategy(t, withTTL(time.Minute))
 	key := redistest.Prefix(t) + "k"
 	old := acquire(t, s, key, "a")
 	time.Sleep(ttl + 50*time.Millisecond)
@@ -129,7 +133,7 @@ func TestGetDelChecksOwnershipWithoutAPause(t *testing.T) {
 	}
 	old = acquire(t, s, key, "a")
 	time.Sleep(ttl + 50*time.Millisecond)
-	cur := acquire(t, s, key, "b")
+	cur := acquire(t, other, key, "b")
 	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("release of a lease taken over: want ErrNotOwner, got %v", err)
 	}
@@ -184,7 +188,11 @@ func TestWeaknessGetsetTwoClientsTakeOverStaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client A (clock behind) should take over the stale lock: %v", err)
 	}
-	leaseB, err := tryFor(s, key, "b", 10*time.Millisecond)
+	// B's first GETSET decides: it reads A's timestamp, 1.5 ttl old by B's clock, and takes
+	// over. A retry would read B's own fresh timestamp and fail, so the wait only has to cover
+	// one round trip; it stays under the ttl, so that no retry finds B's own timestamp stale:
+	// a B that does not take over at once cannot get in later.
+	leaseB, err := tryFor(s, key, "b", 500*time.Millisecond)
 	if err != nil {
 		t.Fatalf("client B should take over too while A holds it — both hold the lock: %v", err)
 	}
@@ -208,14 +216,17 @@ func TestWeaknessGetsetRetriesKeepDeadLockFresh(t *testing.T) {
 }
 
 // Seed 000 §2: a client whose clock runs ahead judges a live lock stale and spins on
-// SET/GET without pausing until Redis expires the key. Both clients are told to pause 50ms
-// between attempts: the one on time does; the fast one makes far more attempts than any
-// pausing client could. (A bound, not a ratio of the two: on a loaded machine a round trip
-// takes milliseconds, and the spinner's count falls with it.)
+// SET/GET without pausing until Redis expires the key. Both clients are told to pause 100ms
+// between attempts: the one on time does; the fast one makes more attempts than any pausing
+// client could. (A bound, not a ratio of the two: on a loaded machine a round trip takes
+// milliseconds, and the spinner's count falls with it. Twice what pausing allows, over a
+// 400ms window, asks for 20 round trips of SET and GET, one per 20ms, which a loaded machine
+// manages; a client that pauses as told stays at half of it. The ttl outlasts both windows
+// with room to spare, so the holder's lock is there all along.)
 func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "setnx-stale")
-	const ttl, pause, window = time.Second, 50 * time.Millisecond, 200 * time.Millisecond
+	const ttl, pause, window = 3 * time.Second, 100 * time.Millisecond, 400 * time.Millisecond
 	wait := strategies.Wait{Kind: strategies.WaitSpin, Interval: pause}
 	onTime := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Wait = ttl, wait })
 	fast := e.strategy(t, func(o *strategies.Options) {
@@ -231,8 +242,8 @@ func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	if calm > pausing+1 {
 		t.Fatalf("the client on time made %d attempts in %v; pausing %v it can make %d", calm, window, pause, pausing)
 	}
-	if spin < 4*pausing {
-		t.Fatalf("fast clock made %d attempts in %v; want it spinning (>= %d, 4x what pausing allows)", spin, window, 4*pausing)
+	if spin < 2*pausing {
+		t.Fatalf("fast clock made %d attempts in %v; want it spinning (>= %d, 2x what pausing allows)", spin, window, 2*pausing)
 	}
 	release(t, holder)
 }
@@ -246,17 +257,25 @@ func TestWeaknessTokenLosesLockWhenHoldExceedsTTL(t *testing.T) {
 	key := redistest.Prefix(t) + "k"
 
 	s := e.strategy(t, withTTL(ttl))
+	// The second holder is another client whose lease outlasts the test: on the short ttl a
+	// stall before its own release would let its lease lapse as well.
+	other := e.strategy(t, withTTL(time.Minute))
 	paused := acquire(t, s, key, "paused")
 	time.Sleep(ttl + 100*time.Millisecond)
-	second := acquire(t, s, key, "second") // two holders now, as far as each knows
+	second := acquire(t, other, key, "second") // two holders now, as far as each knows
 	if err := paused.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("the paused holder's release: want ErrNotOwner, got %v", err)
 	}
 	release(t, second)
 
-	guarded := e.strategy(t, func(o *strategies.Options) { o.TTL = ttl; o.Watchdog = strategies.Watchdog{Auto: true} })
+	// A longer ttl here: auto renews every ttl/3, each renewal given that long, and the lease
+	// lapses only if no renewal gets through for a whole ttl. At 150ms a stall of about 100ms
+	// on a loaded machine would do that; at 600ms it takes 400ms. The hold still outlasts
+	// the ttl by a third, so without renewal the lock would be gone.
+	const wdTTL = 600 * time.Millisecond
+	guarded := e.strategy(t, func(o *strategies.Options) { o.TTL = wdTTL; o.Watchdog = strategies.Watchdog{Auto: true} })
 	kept := acquire(t, guarded, key+":wd", "paused")
-	time.Sleep(ttl + 100*time.Millisecond)
+	time.Sleep(wdTTL + wdTTL/3)
 	mustBeBusy(t, guarded, key+":wd", "second", 50*time.Millisecond)
 	release(t, kept)
 }
@@ -273,10 +292,14 @@ func TestWeaknessReentrantLocalCountOutlivesLease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.name)
 			s := e.strategy(t, withTTL(ttl))
+			// b is another client, with a lease that outlasts the test: on the short ttl a
+			// stall could let b's lease lapse before a's re-entry, and reentrant-hash would
+			// then let a in for good reason. a's local count stays where a took the lock, in s.
+			bClient := e.strategy(t, withTTL(time.Minute))
 			key := redistest.Prefix(t) + "k"
 			outer := acquire(t, s, key, "a")
 			time.Sleep(ttl + 100*time.Millisecond)
-			other := acquire(t, s, key, "b") // b holds it in Redis now
+			other := acquire(t, bClient, key, "b") // b holds it in Redis now
 			inner, err := tryFor(s, key, "a", 50*time.Millisecond)
 			if tc.reentersBad {
 				if err != nil {
@@ -325,6 +348,10 @@ func TestFencedTokensStrictlyIncrease(t *testing.T) {
 	e := newEnv(t, "fenced")
 	const ttl = 100 * time.Millisecond
 	s := e.strategy(t, withTTL(ttl))
+	// The ordering loop runs on the default ttl: on the short one, a holder stalled between
+	// its acquire and its append would let a waiter in, and grant order would no longer be
+	// append order. The short ttl is for the expired lease below.
+	long := e.strategy(t, nil)
 	key := redistest.Prefix(t) + "k"
 
 	var mu sync.Mutex
@@ -332,7 +359,7 @@ func TestFencedTokensStrictlyIncrease(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			l := acquire(t, s, key, fmt.Sprintf("w%d", i))
+			l := acquire(t, long, key, fmt.Sprintf("w%d", i))
 			mu.Lock()
 			fences = append(fences, l.Fence())
 			mu.Unlock()
@@ -531,17 +558,25 @@ func TestWaitReplicas(t *testing.T) {
 	})
 	alone := redistest.Start(t, 1)[0]
 	key := redistest.Prefix(t) + "k"
+	// With a replica, the WAIT gets seconds: an acknowledgement held up past ReplicaTimeout on
+	// a loaded machine would count an unreplicated grant. Without one, every WAIT runs its
+	// full timeout: a short one keeps the case short and ends within the acquire's deadline.
 	for _, tc := range []struct {
-		name         string
-		addr         string
-		unreplicated uint64
-	}{{"with a replica", master.Addr, 0}, {"without", alone.Addr, 1}} {
+		name           string
+		addr           string
+		unreplicated   uint64
+		replicaTimeout time.Duration
+		wait           time.Duration // the acquire's deadline
+	}{
+		{"with a replica", master.Addr, 0, 2 * time.Second, 5 * time.Second},
+		{"without", alone.Addr, 1, 200 * time.Millisecond, 500 * time.Millisecond},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := &env{name: "token", client: redistest.Client(t, tc.addr)}
 			s := e.strategy(t, func(o *strategies.Options) {
-				o.WaitReplicas, o.ReplicaTimeout = 1, 200*time.Millisecond
+				o.WaitReplicas, o.ReplicaTimeout = 1, tc.replicaTimeout
 			})
-			l, err := tryFor(s, key, "a", 500*time.Millisecond)
+			l, err := tryFor(s, key, "a", tc.wait)
 			if tc.unreplicated == 0 {
 				if err != nil {
 					t.Fatalf("with a replica: %v", err)

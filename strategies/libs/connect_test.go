@@ -57,15 +57,19 @@ func TestLibrariesConnectAsTheRunDoes(t *testing.T) {
 // With the fault layer's proxies in front of the server, the libraries dial through them
 // (DialCtxFn) like the run's own client: a latency fault of 8ms slows their acquires as it
 // slows token's. Uncontended (10 workers, 1,000 keys), an acquire is one round trip (two of
-// three keys for rueidislock, sent one after the other); a library dialing around the proxy
-// would show a median far below token's. (rueidislock-readme dials as rueidislock does; it
-// is left out because it stalls under latency, see TestRueidislockStallsPastTryNextAfter.)
+// three keys for rueidislock, sent one after the other), so its median is at least the 8ms
+// the proxy adds to every reply; a library dialing around the proxy would show well under a
+// millisecond. Each is held to the injected delay, not to token's median: the phases run
+// one after another, and a loaded moment in token's would fail the others. (The 0.9 allows
+// for timer slack only. rueidislock-readme dials as rueidislock does; it is left out because
+// it stalls under latency, see TestRueidislockStallsPastTryNextAfter.)
 func TestLibrariesDialThroughTheFaultProxy(t *testing.T) {
-	rs := underLatency(t, 8, []string{"token", "redsync", "redislock", "redislock-linear", "redislock-exp", "rueidislock"})
-	token := rs[0].LatencyUS.Acquire.P50
+	const ms = 8
+	rs := underLatency(t, ms, []string{"token", "redsync", "redislock", "redislock-linear", "redislock-exp", "rueidislock"})
+	const floor = ms * 1000 * 9 / 10 // µs
 	for _, r := range rs {
-		if r.Acquired == 0 || r.LatencyUS.Acquire.P50*2 < token {
-			t.Errorf("%s: acquire p50 %dµs, token's %dµs under 8ms of proxy latency: want at least half of token's", r.Strategy, r.LatencyUS.Acquire.P50, token)
+		if r.Acquired == 0 || r.LatencyUS.Acquire.P50 < floor {
+			t.Errorf("%s: %d acquired, acquire p50 %dµs under %dms of proxy latency: want at least %dµs", r.Strategy, r.Acquired, r.LatencyUS.Acquire.P50, ms, floor)
 		}
 	}
 }
