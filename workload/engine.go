@@ -295,9 +295,10 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsBefore := p.strat.Stats()
 	p.rec.on.Store(true)
 	windowStart := time.Now()
-	// The timeline counts from winStart, as the fault events do: one clock for both.
-	timeline, intervals := p.collect(ctx, p.winStart, progress, finish)
-	windowEnd := time.Now()
+	// The timeline counts from winStart, as the fault events do: one clock for both. Its
+	// intervals run from windowStart to windowEnd, the last sample: they add up to the
+	// window the result reports, however late a loaded machine runs the collector.
+	timeline, intervals, windowEnd := p.collect(ctx, p.winStart, windowStart, progress, finish)
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
@@ -383,10 +384,11 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 	}
 }
 
-// collect runs the measured window: once a second it merges the shards' last second into
-// the timeline and reports progress. When the window's time is up, finish (if any) runs
-// while the sampling goes on; collect returns after it, or when ctx ends.
-func (p *phase) collect(ctx context.Context, start time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval) {
+// collect runs the measured window, which recording opened at from: once a second it
+// merges the shards' last second into the timeline (its times count from start) and
+// reports progress. When the window's time is up, finish (if any) runs while the sampling
+// goes on; collect returns after it, or when ctx ends, with the time of the last sample.
+func (p *phase) collect(ctx context.Context, start, from time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval, time.Time) {
 	end := time.NewTimer(time.Until(start.Add(p.cfg.Duration)))
 	defer end.Stop()
 	tick := time.NewTicker(time.Second)
@@ -398,7 +400,7 @@ func (p *phase) collect(ctx context.Context, start time.Time, progress func(Prog
 	var prev totals
 	var prevOverlaps uint64
 	prevRenewals := p.strat.Stats().Renewals
-	last := start
+	last := from
 	sample := func(now time.Time) {
 		t := p.rec.tick(sec)
 		soFar.Merge(sec)
@@ -445,8 +447,9 @@ func (p *phase) collect(ctx context.Context, start time.Time, progress func(Prog
 			continue
 		}
 		p.rec.on.Store(false) // before the last sample, so that the timeline adds up
-		sample(time.Now())
-		return timeline, intervals
+		now := time.Now()
+		sample(now)
+		return timeline, intervals, now
 	}
 }
 
