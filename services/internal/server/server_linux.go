@@ -18,21 +18,31 @@ func cpuTime(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	for _, child := range children(pid) {
+		if t, _, err := statTicks(child); err == nil {
+			ticks += t
+		}
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// children lists the live processes whose parent is pid.
+func children(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, err
+		return nil
 	}
+	var out []int
 	for _, e := range entries {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil || child == pid {
 			continue
 		}
-		t, ppid, err := statTicks(child)
-		if err == nil && ppid == pid {
-			ticks += t
+		if _, ppid, err := statTicks(child); err == nil && ppid == pid {
+			out = append(out, child)
 		}
 	}
-	return time.Duration(ticks) * clockTick, nil
+	return out
 }
 
 // statTicks reads utime + stime and the parent pid from /proc/<pid>/stat.

@@ -47,8 +47,23 @@ func Chown(path, name string) error {
 	return os.Chown(path, uid, gid)
 }
 
-func resume(p *os.Process) { _ = p.Signal(syscall.SIGCONT) }
+// signalAll sends sig to the server, then to the processes it forked: PostgreSQL's
+// backends run the sessions, not the postmaster, and make themselves group leaders, so
+// neither the postmaster's signal nor its group's reaches them.
+func signalAll(p *os.Process, sig syscall.Signal) error {
+	if err := p.Signal(sig); err != nil {
+		return err
+	}
+	for _, child := range children(p.Pid) {
+		_ = syscall.Kill(child, sig)
+	}
+	return nil
+}
 
-// Pause freezes the server (SIGSTOP), Resume thaws it.
-func (p *Process) Pause() error  { return p.cmd.Process.Signal(syscall.SIGSTOP) }
-func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
+func resume(p *os.Process) { _ = signalAll(p, syscall.SIGCONT) }
+
+func kill(p *os.Process) { _ = signalAll(p, syscall.SIGKILL) }
+
+// Pause freezes the server and its children (SIGSTOP), Resume thaws them.
+func (p *Process) Pause() error  { return signalAll(p.current().cmd.Process, syscall.SIGSTOP) }
+func (p *Process) Resume() error { return signalAll(p.current().cmd.Process, syscall.SIGCONT) }

@@ -16,6 +16,8 @@ func Chown(string, string) error { return nil }
 
 func resume(*os.Process) {}
 
+func kill(p *os.Process) { _ = p.Kill() }
+
 // Pause and Resume are not supported on Windows.
 func (p *Process) Pause() error  { return errors.New("pause: " + ErrUnsupported.Error()) }
 func (p *Process) Resume() error { return errors.New("resume: " + ErrUnsupported.Error()) }
