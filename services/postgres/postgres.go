@@ -14,6 +14,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -42,8 +43,9 @@ type Conn struct {
 	// transactions.
 	Statements bool
 
-	mu    sync.Mutex
-	admin *pgx.Conn
+	mu     sync.Mutex
+	admin  *pgx.Conn
+	closed bool
 
 	server *server.Process // the spawned postmaster; nil when external
 	dir    string
@@ -95,11 +97,36 @@ func (c *Conn) session(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
-// query runs f on Admin, one caller at a time.
+// query runs f on Admin, one caller at a time. A connection the server dropped (the kill
+// fault restarts it) is opened again, and f tried once more on the new one.
 func (c *Conn) query(f func(*pgx.Conn) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return f(c.admin)
+	if c.closed {
+		return errors.New("PostgreSQL: the connection is closed")
+	}
+	if c.admin.IsClosed() {
+		if err := c.reconnect(); err != nil {
+			return err
+		}
+	}
+	err := f(c.admin)
+	if err != nil && c.admin.IsClosed() && c.reconnect() == nil {
+		err = f(c.admin)
+	}
+	return err
+}
+
+// reconnect replaces Admin with a new connection.
+func (c *Conn) reconnect() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	admin, err := pgx.ConnectConfig(ctx, c.Config.Copy())
+	if err != nil {
+		return fmt.Errorf("PostgreSQL at %s: %w", c.Addr(), err)
+	}
+	c.admin = admin
+	return nil
 }
 
 // Addr is host:port of the server, for the report's target block.
@@ -115,6 +142,7 @@ func (c *Conn) Process() *server.Process { return c.server }
 // twice.
 func (c *Conn) Close() {
 	c.mu.Lock()
+	c.closed = true
 	if c.admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = c.admin.Close(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ type reading struct {
 	sent     uint64
 	cpu      time.Duration
 	uptimeMS []int64
+	pids     []int // of the spawned servers: a restart by the kill fault changes them
 }
 
 // read sums `mntr` over the servers, and the CPU of the spawned ones from /proc (mntr has
@@ -64,6 +66,7 @@ func (s scope) read(ctx context.Context) (reading, error) {
 			if c, err := s.c.servers[i].CPU(); err == nil {
 				r.cpu += c
 			}
+			r.pids = append(r.pids, s.c.servers[i].Pid())
 		}
 	}
 	return r, nil
@@ -97,10 +100,16 @@ func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.C
 		if err != nil {
 			return workload.Cost{}, err
 		}
+		// A server that restarted has been up for less than the window (a second of slack
+		// for mntr's own timing), and a spawned one has a new pid.
+		elapsedMS := after.at.Sub(before.at).Milliseconds()
 		for i := range before.uptimeMS {
-			if i >= len(after.uptimeMS) || after.uptimeMS[i] < before.uptimeMS[i] {
+			if i >= len(after.uptimeMS) || after.uptimeMS[i] < before.uptimeMS[i]+elapsedMS-1000 {
 				return workload.Cost{}, errServersChanged
 			}
+		}
+		if !slices.Equal(before.pids, after.pids) {
+			return workload.Cost{}, errServersChanged
 		}
 		if after.packets < before.packets {
 			return workload.Cost{}, errServersChanged
