@@ -93,10 +93,10 @@ func checkFaultTimes(plan *faults.Plan, window time.Duration) error {
 	return err
 }
 
-// checkServiceFaults refuses a node fault in a phase whose strategy runs on another lock
-// service than Redis: the node faults act on the Redis target's servers, so a kill "of
-// node 0" in an etcd-mutex phase would kill a Redis server the phase never talks to and
-// report it as if the lock service had been hit.
+// checkServiceFaults refuses, before anything is spawned, a fault in a phase whose strategy
+// runs on another lock service than Redis that only Redis's servers can take: the faults
+// that work through a proxy in front of the node (partition, latency) and the sentinel
+// failover. kill and redis-pause act on the service's own spawned members.
 func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
 	for i, ph := range phases {
 		info, ok := strategies.Lookup(ph.Strategy)
@@ -104,8 +104,8 @@ func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
 			continue
 		}
 		for _, s := range plan.Phase(i) {
-			if s.NeedsNodes() {
-				return usageErrorf("invalid --fault %q for %s: %s acts on Redis servers, and %s runs on %s; its servers have no node faults yet (holder-pause and process-pause apply to every strategy)",
+			if s.NeedsProxy() || s.Kind == faults.Failover {
+				return usageErrorf("invalid --fault %q for %s: %s acts on Redis servers only so far, and %s runs on %s; on its servers kill and redis-pause apply (and holder-pause, process-pause on every strategy)",
 					s.Raw, ph.Strategy, s.Kind, ph.Strategy, info.Service)
 			}
 		}

@@ -214,7 +214,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	}
 	// Check every phase's faults against this target now, not when the phase starts.
 	for i, ph := range cfg.Phases {
-		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodes); err != nil {
+		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodesFor(ph)); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -232,9 +232,20 @@ func (s *session) options(progress *progressLine) workload.Options {
 			if err != nil {
 				return nil, err
 			}
-			return faults.New(specs, ph.Concurrency(), s.nodes)
+			return faults.New(specs, ph.Concurrency(), s.nodesFor(ph))
 		},
 	}
+}
+
+// nodesFor is what phase ph's node faults act on: the servers of the lock service its
+// strategy runs on — the Redis target's, or etcd's, ZooKeeper's, PostgreSQL's.
+func (s *session) nodesFor(ph workload.Phase) *faults.Nodes {
+	if info, _ := strategies.Lookup(ph.Strategy); info.Service != "" {
+		if n := s.svc.nodes(info.Service); n != nil {
+			return n
+		}
+	}
+	return s.nodes
 }
 
 func (s *session) target() workload.Backend {

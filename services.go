@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/etcd"
 	"github.com/lockbench/lockbench/services/postgres"
 	"github.com/lockbench/lockbench/services/zookeeper"
@@ -149,6 +150,39 @@ func (s *services) notes() []string {
 	}
 	if c := s.pg; c != nil {
 		out = append(out, where(c.Spawned(), "PostgreSQL", c.Version, []string{c.Addr()})+"; "+c.CostUnit())
+	}
+	return out
+}
+
+// nodes are the members of service for the node faults (kill, redis-pause), with their
+// processes when lockbench spawned them; nil when the run does not reach that service.
+func (s *services) nodes(service string) *faults.Nodes {
+	if s == nil {
+		return nil
+	}
+	switch {
+	case service == etcd.Service && s.etcd != nil:
+		return faults.ServiceNodes(service, s.etcd.Addrs(), asServers(s.etcd.Servers()))
+	case service == zookeeper.Service && s.zk != nil:
+		return faults.ServiceNodes(service, s.zk.Addrs(), asServers(s.zk.Processes()))
+	case service == postgres.Service && s.pg != nil:
+		var ps []faults.Server
+		if p := s.pg.Process(); p != nil {
+			ps = []faults.Server{p}
+		}
+		return faults.ServiceNodes(service, []string{s.pg.Addr()}, ps)
+	}
+	return nil
+}
+
+// asServers is ps as the faults see them; nil (an external service) stays nil.
+func asServers[S faults.Server](ps []S) []faults.Server {
+	if ps == nil {
+		return nil
+	}
+	out := make([]faults.Server, len(ps))
+	for i, p := range ps {
+		out[i] = p
 	}
 	return out
 }

@@ -127,6 +127,35 @@ func TestServiceStrategiesRunNextToToken(t *testing.T) {
 	}
 }
 
+// A node fault in a phase on another service acts on that service's servers, not on the
+// Redis target: in a profile-like run of token and zk-lock, kill:node=0 kills the ZooKeeper
+// server in zk-lock's phase, which comes back on its data.
+func TestKillActsOnTheServicesServer(t *testing.T) {
+	redistest.Require(t)
+	requireServices(t)
+	s, code, stderr := runJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
+		"--workers", "10", "--duration", "2s", "--warmup", "0")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := s.Results[0]
+	var what []string
+	for _, e := range r.Events {
+		what = append(what, e.What)
+	}
+	zk := strings.Join(s.Notes, " ")
+	if len(what) != 2 || !strings.Contains(what[1], "restarted on its data") || r.Acquired == 0 {
+		t.Fatalf("zk-lock under kill: events %q, %d acquired; want the server killed and back on its data", what, r.Acquired)
+	}
+	// The note says "ZooKeeper: spawned 3.8.0 at 127.0.0.1:PORT; ...": that server was hit.
+	_, at, _ := strings.Cut(zk, "ZooKeeper: spawned ")
+	_, at, _ = strings.Cut(at, " at ")
+	addr, _, _ := strings.Cut(at, ";")
+	if addr == "" || !strings.Contains(what[0], "("+addr+") killed") {
+		t.Errorf("the kill %q did not hit the ZooKeeper server (%q; notes %q)", what[0], addr, s.Notes)
+	}
+}
+
 // hasAll reports whether every name in want is the command of one of pids.
 func hasAll(pids []int, want []string) bool {
 	have := describeProcs(pids)

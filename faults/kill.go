@@ -20,13 +20,16 @@ func init() {
 		order:    50,
 		required: []field{fieldNode, fieldAt},
 		optional: []field{fieldRestart},
-		summary:  "a spawned node dies (SIGKILL) at time at; back empty after restart",
+		summary:  "a spawned node dies (SIGKILL) at time at; back after restart: a redis-server empty,\nanother service's member (etcd, ZooKeeper, PostgreSQL) on its data",
 		check: func(_ Spec, n *Nodes) error {
-			if !n.owned() {
-				c := n.conn
-				return fmt.Errorf("kill needs servers lockbench spawned itself; this target is %s%s — drop --redis (and stop any `lockbench target up`) so lockbench spawns them", c.Mode, targetUpHint(c))
+			switch {
+			case n.owned():
+				return nil
+			case n.service != "":
+				return fmt.Errorf("kill needs servers lockbench spawned itself; this %s is external — drop --%s so lockbench spawns it", n.service, n.service)
 			}
-			return nil
+			c := n.conn
+			return fmt.Errorf("kill needs servers lockbench spawned itself; this target is %s%s — drop --redis (and stop any `lockbench target up`) so lockbench spawns them", c.Mode, targetUpHint(c))
 		},
 		play: playKill,
 	})
@@ -39,13 +42,14 @@ func targetUpHint(c *target.Conn) string {
 	return ""
 }
 
-// playKill kills the server with SIGKILL and restarts it, without persistence: empty, its
-// locks forgotten. With no restart the node stays dead until the phase's end.
+// playKill kills the server with SIGKILL and restarts it: a redis-server without
+// persistence, empty, its locks forgotten; another service's member on its data, as those
+// services keep it on disk. With no restart the node stays dead until the phase's end.
 func playKill(ctx context.Context, sc *scene) {
 	if !sc.at(ctx, sc.At) {
 		return
 	}
-	srv := sc.nodes.conn.Servers[sc.Node]
+	srv := sc.nodes.servers[sc.Node]
 	srv.Kill()
 	sc.say(fmt.Sprintf("node %d (%s) killed (SIGKILL)", sc.Node, sc.addr()))
 	restarted := false
@@ -58,9 +62,14 @@ func playKill(ctx context.Context, sc *scene) {
 		sc.fail(err)
 		return
 	}
-	if restarted {
-		sc.say(fmt.Sprintf("node %d restarted empty (no persistence: its locks are forgotten)", sc.Node))
-	} else {
-		sc.say(fmt.Sprintf("node %d restarted empty at the phase's end", sc.Node))
+	how := "empty"
+	if sc.nodes.service != "" {
+		how = "on its data"
 	}
+	if restarted && sc.nodes.service == "" {
+		how += " (no persistence: its locks are forgotten)"
+	} else if !restarted {
+		how += " at the phase's end"
+	}
+	sc.say(fmt.Sprintf("node %d restarted %s", sc.Node, how))
 }

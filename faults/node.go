@@ -12,33 +12,71 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// Nodes is what node faults act on: the connected target — its data nodes in the order of
-// target.Conn.Addrs, the processes when lockbench spawned them — and the proxies in front
-// of them when a fault needs one.
+// Nodes is what node faults act on: the data nodes of the connected Redis target in the
+// order of target.Conn.Addrs, or the members of another lock service (etcd, ZooKeeper,
+// PostgreSQL) — with their processes when lockbench spawned them — and the proxies in
+// front of them when a fault needs one.
 type Nodes struct {
-	conn    *target.Conn
-	proxies *Proxies // nil when no fault of the run needs a proxy
+	conn    *target.Conn // the Redis target; nil for another service's nodes
+	proxies *Proxies     // nil when no fault of the run needs a proxy
+	service string       // "" for Redis, else the service's name
+	addrs   []string
+	servers []Server // nil when lockbench did not spawn them
+}
+
+// Server is a spawned server a node fault can kill, restart and freeze: a redis-server of
+// the target, or a member of another lock service.
+type Server interface {
+	Kill()
+	Restart(ctx context.Context) error
+	Pause() error
+	Resume() error
 }
 
 // NewNodes describes conn for node faults; proxies may be nil.
 func NewNodes(conn *target.Conn, proxies *Proxies) *Nodes {
-	return &Nodes{conn: conn, proxies: proxies}
+	n := &Nodes{conn: conn, proxies: proxies}
+	if conn != nil {
+		n.addrs = conn.Addrs
+		for _, srv := range conn.Servers {
+			n.servers = append(n.servers, srv)
+		}
+	}
+	return n
+}
+
+// ServiceNodes describes the members of another lock service for node faults: addrs in
+// the order node= counts them, servers their processes when lockbench spawned them (nil
+// otherwise). Only the faults that act on a process apply (kill, redis-pause); those that
+// work through a proxy are Redis's alone so far.
+func ServiceNodes(service string, addrs []string, servers []Server) *Nodes {
+	return &Nodes{service: service, addrs: addrs, servers: servers}
 }
 
 // owned reports whether lockbench controls the data nodes' processes.
-func (n *Nodes) owned() bool { return n != nil && n.conn != nil && len(n.conn.Servers) > 0 }
+func (n *Nodes) owned() bool { return n != nil && len(n.servers) > 0 }
+
+// what names the nodes' service for messages: "the redlock target", "etcd".
+func (n *Nodes) what() string {
+	if n.service != "" {
+		return n.service
+	}
+	return "the " + n.conn.Topology + " target"
+}
 
 // check reports whether the target can serve sp, of kind k, as a usage error naming what
 // is missing: a target, the node its node field names, the proxy it works through, and
 // whatever else k.check asks for.
 func (n *Nodes) check(sp Spec, k *kind) error {
 	bad := func(reason string) error { return &SpecError{Value: sp.Raw, Reason: reason} }
-	if n == nil || n.conn == nil {
+	if n == nil || (n.conn == nil && n.service == "") {
 		return bad("node faults need a target")
 	}
-	c := n.conn
-	if _, ok := k.field(fieldNode.name); ok && sp.Node >= len(c.Addrs) {
-		return bad(fmt.Sprintf("node=%d, but the %s target has %d data node(s): 0..%d", sp.Node, c.Topology, len(c.Addrs), len(c.Addrs)-1))
+	if n.service != "" && (k.proxy || k.name == Failover) {
+		return bad(fmt.Sprintf("%s acts on Redis only so far; on %s, kill and redis-pause apply", k.name, n.service))
+	}
+	if _, ok := k.field(fieldNode.name); ok && sp.Node >= len(n.addrs) {
+		return bad(fmt.Sprintf("node=%d, but %s has %d data node(s): 0..%d", sp.Node, n.what(), len(n.addrs), len(n.addrs)-1))
 	}
 	if k.proxy && n.proxies == nil {
 		return bad("this fault needs a proxy in front of the node, set up before connecting")
@@ -75,8 +113,8 @@ func (sc *scene) at(ctx context.Context, d time.Duration) bool {
 
 // addr is the address of the spec's node; "" when the target has no such node.
 func (sc *scene) addr() string {
-	if sc.Node < len(sc.nodes.conn.Addrs) {
-		return sc.nodes.conn.Addrs[sc.Node]
+	if sc.Node < len(sc.nodes.addrs) {
+		return sc.nodes.addrs[sc.Node]
 	}
 	return ""
 }

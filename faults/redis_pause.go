@@ -18,7 +18,10 @@ func init() {
 		required: []field{fieldNode, fieldAt, fieldD},
 		summary:  "node stops answering at time at, for d",
 		check: func(_ Spec, n *Nodes) error {
-			if n.conn.Mode == "embedded" {
+			switch {
+			case n.service != "" && !n.owned():
+				return fmt.Errorf("redis-pause freezes a server lockbench spawned itself; this %s is external — drop --%s so lockbench spawns it", n.service, n.service)
+			case n.conn != nil && n.conn.Mode == "embedded":
 				return errors.New("the embedded server cannot be paused; install redis-server so lockbench spawns real servers")
 			}
 			return nil
@@ -35,7 +38,7 @@ func playRedisPause(ctx context.Context, sc *scene) {
 	}
 	n, addr := sc.nodes, sc.addr()
 	if n.owned() {
-		srv := n.conn.Servers[sc.Node]
+		srv := n.servers[sc.Node]
 		if err := srv.Pause(); err != nil {
 			sc.fail(err)
 			return

@@ -8,6 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/etcd"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
 	"github.com/lockbench/lockbench/workload"
@@ -127,5 +128,37 @@ func TestThreeMembers(t *testing.T) {
 		default:
 			t.Errorf("member %d still running after Close", p.Pid())
 		}
+	}
+}
+
+// The kill fault on a member of three: the quorum carries on, the lock stays a lock, and
+// the member comes back on its data (a new process) while the phase runs.
+func TestKillOneOfThreeMembers(t *testing.T) {
+	conn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := etcd.Spawn(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := c.Servers()[0].Pid()
+	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]})
+	fault := "kill:node=0,at=500ms,restart=300ms"
+	r := servicetest.RunOn(t, etcd.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
+		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) { ph.Faults = []string{fault} }))[0]
+	servicetest.Event(t, r, "killed (SIGKILL)")
+	back := servicetest.Event(t, r, "restarted on its data")
+	if r.Safety.Overlaps != 0 || r.Verdict != "safe" {
+		t.Errorf("etcd-mutex with one of three members killed: verdict %q, safety %+v; want safe", r.Verdict, r.Safety)
+	}
+	if n := servicetest.AcquiredAfter(r, 1); n == 0 {
+		t.Errorf("no acquire after the kill: the two members left should carry on")
+	}
+	if r.Redis.Measured {
+		t.Errorf("the cost was measured across a member's restart")
+	}
+	if pid := c.Servers()[0].Pid(); pid == first || back.TS <= 0.5 {
+		t.Errorf("member 0: pid %d (was %d), back at %.2fs: want a new process after the kill", pid, first, back.TS)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
 	"github.com/lockbench/lockbench/services/postgres"
 	"github.com/lockbench/lockbench/strategies"
@@ -116,5 +117,56 @@ func TestDialErrorsHidePasswords(t *testing.T) {
 	}
 	if got := postgres.Redact("postgres://alice:s3cret@host/db?password=x2"); strings.Contains(got, "s3cret") || strings.Contains(got, "x2") {
 		t.Errorf("Redact = %q", got)
+	}
+}
+
+// The kill fault on the postmaster: every session dies with it, the server comes back on
+// its data, the workers' new sessions take the locks again, and the next phase's cost is
+// read on a new admin connection.
+func TestKillAndRestart(t *testing.T) {
+	c := conn(t)
+	p := c.Process()
+	first := p.Pid()
+	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{p})
+	killed := servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
+		ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
+	})
+	// Five seconds: the postmaster's crash recovery takes one or two after the restart.
+	rs := servicetest.RunOn(t, postgres.Backend{Conn: c}, nodes, 5*time.Second, 5*time.Second,
+		killed, servicetest.Phase(postgres.Name, 2*time.Second, nil))
+	r, after := rs[0], rs[1]
+	servicetest.Event(t, r, "killed (SIGKILL)")
+	back := servicetest.Event(t, r, "restarted on its data")
+	if p.Pid() == first {
+		t.Errorf("the postmaster's pid is still %d after the kill", first)
+	}
+	if n := servicetest.AcquiredAfter(r, back.TS); n == 0 {
+		t.Errorf("no acquire after the server came back at %.2fs: the sessions did not reconnect", back.TS)
+	}
+	if r.Errors+r.Safety.LostLeases == 0 {
+		t.Errorf("no error and no lost lease while the server was down")
+	}
+	if r.Redis.Measured {
+		t.Errorf("the cost was measured across the server's restart")
+	}
+	if after.Acquired == 0 || after.Safety.Overlaps != 0 || !after.Redis.Measured {
+		t.Errorf("the phase after the restart: %d acquired, %d overlaps, cost measured %v; want a measured lock", after.Acquired, after.Safety.Overlaps, after.Redis.Measured)
+	}
+}
+
+// redis-pause freezes the postmaster and its backends, which run the sessions: the second
+// of the pause acquires next to nothing (stopping the postmaster alone changed nothing).
+func TestPauseFreezesTheSessions(t *testing.T) {
+	c := conn(t)
+	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()})
+	r := servicetest.RunOn(t, postgres.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
+		servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
+			ph.Faults = []string{"redis-pause:node=0,at=1s,d=1500ms"}
+		}))[0]
+	frozen := servicetest.Event(t, r, "frozen (SIGSTOP)")
+	before := servicetest.AcquiredAfter(r, 0) - servicetest.AcquiredAfter(r, 1)
+	during := servicetest.AcquiredAfter(r, 1) - servicetest.AcquiredAfter(r, 2)
+	if frozen.TS > 1.2 || before == 0 || during > before/4 {
+		t.Errorf("frozen at %.2fs: %d acquired in the second before, %d in the second inside the pause; want a dip below a quarter", frozen.TS, before, during)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
 	"github.com/lockbench/lockbench/services/zookeeper"
 	"github.com/lockbench/lockbench/workload"
@@ -78,5 +79,32 @@ func TestDialErrorsHidePasswords(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "valid:") {
 			t.Errorf("Dial(%s): %v; want an error naming the valid forms, without the password", zookeeper.Redact(addr), err)
 		}
+	}
+}
+
+// The kill fault on the server: the clients reconnect once it is back on its data, their
+// sessions (persisted with the data) survive the short outage, and the lock stays a lock.
+func TestKillAndRestart(t *testing.T) {
+	c := conn(t)
+	p := c.Processes()[0]
+	first := p.Pid()
+	nodes := faults.ServiceNodes(zookeeper.Service, c.Addrs(), []faults.Server{p})
+	r := servicetest.RunOn(t, zookeeper.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
+		servicetest.Phase(zookeeper.Name, 4*time.Second, func(ph *workload.Phase) {
+			ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
+		}))[0]
+	servicetest.Event(t, r, "killed (SIGKILL)")
+	back := servicetest.Event(t, r, "restarted on its data")
+	if p.Pid() == first {
+		t.Errorf("the server's pid is still %d after the kill", first)
+	}
+	if n := servicetest.AcquiredAfter(r, back.TS); n == 0 {
+		t.Errorf("no acquire after the server came back at %.2fs", back.TS)
+	}
+	if r.Safety.Overlaps != 0 {
+		t.Errorf("zk-lock across a restart of its server: %d overlaps, verdict %q; want none", r.Safety.Overlaps, r.Verdict)
+	}
+	if r.Redis.Measured {
+		t.Errorf("the cost was measured across the server's restart")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,34 @@ func Phase(strategy string, ttl time.Duration, mod func(*workload.Phase)) worklo
 	return ph
 }
 
+// Event is the first event of r that contains what, failing the test without one.
+func Event(t testing.TB, r report.Result, what string) report.Event {
+	t.Helper()
+	for _, e := range r.Events {
+		if strings.Contains(e.What, what) {
+			return e
+		}
+	}
+	t.Fatalf("%s: no event %q among %+v", r.Strategy, what, r.Events)
+	return report.Event{}
+}
+
+// AcquiredAfter is how many acquires r's timeline counts in its seconds that begin at ts or
+// later.
+func AcquiredAfter(r report.Result, ts float64) uint64 {
+	var n uint64
+	for i, s := range r.Timeline {
+		begin := s.TS - 1
+		if i > 0 {
+			begin = r.Timeline[i-1].TS
+		}
+		if begin >= ts {
+			n += s.Acquired
+		}
+	}
+	return n
+}
+
 // Hold parses a --hold value.
 func Hold(t testing.TB, s string) workload.Hold {
 	t.Helper()
@@ -84,13 +113,20 @@ func Hold(t testing.TB, s string) workload.Hold {
 // faults wired as the CLI wires them, and logs each result.
 func Run(t testing.TB, b workload.Backend, measured, acquireTimeout time.Duration, phases ...workload.Phase) []report.Result {
 	t.Helper()
+	return RunOn(t, b, nil, measured, acquireTimeout, phases...)
+}
+
+// RunOn is Run with the node faults (kill, redis-pause) acting on nodes, the service's
+// members as the CLI hands them over (faults.ServiceNodes).
+func RunOn(t testing.TB, b workload.Backend, nodes *faults.Nodes, measured, acquireTimeout time.Duration, phases ...workload.Phase) []report.Result {
+	t.Helper()
 	cfg := workload.Config{Phases: phases, Duration: measured, Warmup: 500 * time.Millisecond, AcquireTimeout: acquireTimeout}
 	o := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
 		specs, err := faults.ParseAll(ph.Faults)
 		if err != nil {
 			return nil, err
 		}
-		return faults.New(specs, ph.Concurrency(), nil)
+		return faults.New(specs, ph.Concurrency(), nodes)
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
