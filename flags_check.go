@@ -93,10 +93,9 @@ func checkFaultTimes(plan *faults.Plan, window time.Duration) error {
 	return err
 }
 
-// checkServiceFaults refuses, before anything is spawned, a fault in a phase whose strategy
-// runs on another lock service than Redis that only Redis's servers can take: the faults
-// that work through a proxy in front of the node (partition, latency) and the sentinel
-// failover. kill and redis-pause act on the service's own spawned members.
+// checkServiceFaults refuses, before anything is spawned, the sentinel failover in a phase
+// whose strategy runs on another lock service than Redis: it has no sentinel. The other
+// node faults act on that service's own members.
 func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
 	for i, ph := range phases {
 		info, ok := strategies.Lookup(ph.Strategy)
@@ -104,9 +103,9 @@ func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
 			continue
 		}
 		for _, s := range plan.Phase(i) {
-			if s.NeedsProxy() || s.Kind == faults.Failover {
-				return usageErrorf("invalid --fault %q for %s: %s acts on Redis servers only so far, and %s runs on %s; on its servers kill and redis-pause apply (and holder-pause, process-pause on every strategy)",
-					s.Raw, ph.Strategy, s.Kind, ph.Strategy, info.Service)
+			if s.Kind == faults.Failover {
+				return usageErrorf("invalid --fault %q for %s: failover is Redis sentinel's, and %s runs on %s; kill, redis-pause, partition and latency act on its servers",
+					s.Raw, ph.Strategy, ph.Strategy, info.Service)
 			}
 		}
 	}

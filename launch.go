@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
@@ -212,6 +213,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 		s.close()
 		return nil, err
 	}
+	s.svc.route(s.proxies, plan, cfg.Phases)
 	// Check every phase's faults against this target now, not when the phase starts.
 	for i, ph := range cfg.Phases {
 		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodesFor(ph)); err != nil {
@@ -265,7 +267,12 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 	}
 	sum.Notes = append(sum.Notes, s.svc.notes()...)
 	if s.plan.NeedsProxy() {
-		sum.Notes = append(sum.Notes, "traffic to Redis goes through in-process TCP proxies (for the latency/partition faults): latencies include that hop")
+		to := append([]string{"Redis"}, s.svc.routedNames()...)
+		names := to[0]
+		if n := len(to); n > 1 {
+			names = strings.Join(to[:n-1], ", ") + " and " + to[n-1]
+		}
+		sum.Notes = append(sum.Notes, "traffic to "+names+" goes through in-process TCP proxies (for the latency/partition faults): latencies include that hop")
 	}
 	return sum
 }

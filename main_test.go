@@ -51,7 +51,7 @@ func TestUsageErrorsExit2NamingTheField(t *testing.T) {
 		{[]string{"run", "--warmup", "-1s"}, []string{"--warmup -1s", "0 = no warm-up"}},
 		{[]string{"run", "--strategy", "all,token"}, []string{"--strategy", "'all' already runs every strategy"}},
 		{[]string{"run", "--fault", "kill:node=0,at=20s", "--duration", "5s"}, []string{"--fault", "at=20s", "outside the measured window"}},
-		{[]string{"run", "--strategy", "token,etcd-mutex", "--fault", "partition:node=0,at=1s,d=1s"}, []string{"--fault", "etcd-mutex", "runs on etcd", "kill and redis-pause apply"}},
+		{[]string{"run", "--strategy", "token,etcd-mutex", "--fault", "failover:at=1s"}, []string{"--fault", "etcd-mutex", "runs on etcd", "kill, redis-pause, partition and latency"}},
 		{[]string{"run", "--max-errors", "lots"}, []string{"--max-errors", "percentage"}},
 		{[]string{"run", "--out", "/nonexistent-dir/r.json"}, []string{"--out", "cannot be written"}},
 		{[]string{"run", "--hdr-dir", "/proc/no-such-dir"}, []string{"--hdr-dir", "cannot be created"}},

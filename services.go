@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/faults"
@@ -22,6 +24,9 @@ type services struct {
 	etcd *etcd.Conn
 	zk   *zookeeper.Conn
 	pg   *postgres.Conn
+
+	proxies *faults.Proxies // what the routed services' strategies connect through
+	routed  map[string]bool // by service name
 }
 
 // openServices connects to (or spawns) each service a phase's strategy runs on. Anything
@@ -160,19 +165,79 @@ func (s *services) nodes(service string) *faults.Nodes {
 	if s == nil {
 		return nil
 	}
+	var proxies *faults.Proxies
+	if s.routed[service] {
+		proxies = s.proxies
+	}
+	addrs := s.addrs(service)
 	switch {
 	case service == etcd.Service && s.etcd != nil:
-		return faults.ServiceNodes(service, s.etcd.Addrs(), asServers(s.etcd.Servers()))
+		return faults.ServiceNodes(service, addrs, asServers(s.etcd.Servers()), proxies)
 	case service == zookeeper.Service && s.zk != nil:
-		return faults.ServiceNodes(service, s.zk.Addrs(), asServers(s.zk.Processes()))
+		return faults.ServiceNodes(service, addrs, asServers(s.zk.Processes()), proxies)
 	case service == postgres.Service && s.pg != nil:
 		var ps []faults.Server
 		if p := s.pg.Process(); p != nil {
 			ps = []faults.Server{p}
 		}
-		return faults.ServiceNodes(service, []string{s.pg.Addr()}, ps)
+		return faults.ServiceNodes(service, addrs, ps, proxies)
 	}
 	return nil
+}
+
+// addrs are the host:port of service's members, in the order node= counts them.
+func (s *services) addrs(service string) []string {
+	switch {
+	case service == etcd.Service && s.etcd != nil:
+		return s.etcd.Addrs()
+	case service == zookeeper.Service && s.zk != nil:
+		return s.zk.Addrs()
+	case service == postgres.Service && s.pg != nil:
+		return []string{s.pg.Addr()}
+	}
+	return nil
+}
+
+// routedNames are the services whose strategies connect through the proxies, sorted.
+func (s *services) routedNames() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(s.routed))
+}
+
+// route sends the strategy traffic of each service that a phase's partition or latency
+// fault acts on through proxies, which it starts now for every member, so that the fault
+// finds them from the phase's first moment. The Backends' own connections (cost, cleanup)
+// stay direct.
+func (s *services) route(proxies *faults.Proxies, plan *faults.Plan, phases []workload.Phase) {
+	if s == nil || proxies == nil {
+		return
+	}
+	for i, ph := range phases {
+		info, _ := strategies.Lookup(ph.Strategy)
+		if info.Service == "" || s.routed[info.Service] || !slices.ContainsFunc(plan.Phase(i), faults.Spec.NeedsProxy) {
+			continue
+		}
+		switch {
+		case info.Service == etcd.Service && s.etcd != nil:
+			s.etcd.Via = proxies.Dial
+		case info.Service == zookeeper.Service && s.zk != nil:
+			s.zk.Via = proxies.Dial
+		case info.Service == postgres.Service && s.pg != nil:
+			s.pg.Via = proxies.Dial
+		default:
+			continue
+		}
+		for _, a := range s.addrs(info.Service) {
+			proxies.Dial(a)
+		}
+		if s.routed == nil {
+			s.routed = map[string]bool{}
+		}
+		s.proxies = proxies
+		s.routed[info.Service] = true
+	}
 }
 
 // asServers is ps as the faults see them; nil (an external service) stays nil.

@@ -156,6 +156,28 @@ func TestKillActsOnTheServicesServer(t *testing.T) {
 	}
 }
 
+// latency acts on the services' own traffic: their strategies connect through the fault
+// proxies, so that an uncontended acquire (one worker per key) waits at least the added
+// delay, which it never comes near on loopback.
+func TestLatencyActsOnTheServicesTraffic(t *testing.T) {
+	redistest.Require(t)
+	requireServices(t)
+	// A warm-up for the sessions: ZooKeeper's takes several delayed round trips to set up.
+	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
+		"--workers", "4", "--keys", "4", "--duration", "2s", "--warmup", "1s")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, r := range s.Results {
+		if r.Acquired == 0 || r.LatencyUS.Acquire.P50 < 100_000 || len(r.Events) == 0 {
+			t.Errorf("%s with 100ms added to every reply: %d acquired, acquire p50 %dµs, events %+v; want p50 >= 100ms", r.Strategy, r.Acquired, r.LatencyUS.Acquire.P50, r.Events)
+		}
+	}
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "traffic to Redis, etcd, postgres and zookeeper goes through") {
+		t.Errorf("the notes do not say which traffic goes through the proxies: %s", notes)
+	}
+}
+
 // hasAll reports whether every name in want is the command of one of pids.
 func hasAll(pids []int, want []string) bool {
 	have := describeProcs(pids)

@@ -47,10 +47,10 @@ func NewNodes(conn *target.Conn, proxies *Proxies) *Nodes {
 
 // ServiceNodes describes the members of another lock service for node faults: addrs in
 // the order node= counts them, servers their processes when lockbench spawned them (nil
-// otherwise). Only the faults that act on a process apply (kill, redis-pause); those that
-// work through a proxy are Redis's alone so far.
-func ServiceNodes(service string, addrs []string, servers []Server) *Nodes {
-	return &Nodes{service: service, addrs: addrs, servers: servers}
+// otherwise), proxies the proxies the service's clients connect through (nil when none
+// does: then partition and latency do not apply).
+func ServiceNodes(service string, addrs []string, servers []Server, proxies *Proxies) *Nodes {
+	return &Nodes{service: service, addrs: addrs, servers: servers, proxies: proxies}
 }
 
 // owned reports whether lockbench controls the data nodes' processes.
@@ -72,8 +72,8 @@ func (n *Nodes) check(sp Spec, k *kind) error {
 	if n == nil || (n.conn == nil && n.service == "") {
 		return bad("node faults need a target")
 	}
-	if n.service != "" && (k.proxy || k.name == Failover) {
-		return bad(fmt.Sprintf("%s acts on Redis only so far; on %s, kill and redis-pause apply", k.name, n.service))
+	if n.service != "" && k.name == Failover {
+		return bad(fmt.Sprintf("failover is Redis sentinel's; %s has no sentinel", n.service))
 	}
 	if _, ok := k.field(fieldNode.name); ok && sp.Node >= len(n.addrs) {
 		return bad(fmt.Sprintf("node=%d, but %s has %d data node(s): 0..%d", sp.Node, n.what(), len(n.addrs), len(n.addrs)-1))

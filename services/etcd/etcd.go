@@ -13,12 +13,14 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/target"
@@ -40,6 +42,10 @@ type Conn struct {
 	Client             *clientv3.Client
 	// Version is the server's version, from its /version endpoint ("" when unread).
 	Version string
+	// Via, when set, is where the strategy's clients connect instead of a member's
+	// host:port: the fault proxies (partition, latency). Client, the Backend's own, keeps
+	// the direct way, so that the cost and the cleanup are read past a partition.
+	Via func(addr string) string
 
 	servers []*server.Process // the spawned members, for their CPU; nil when external
 	dir     string            // the spawned members' directory, removed by Close
@@ -74,7 +80,7 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 
 // connect makes Client and checks that the cluster answers.
 func (c *Conn) connect(ctx context.Context) error {
-	cli, err := c.newClient()
+	cli, err := c.newClient(nil)
 	if err != nil {
 		return err
 	}
@@ -89,16 +95,24 @@ func (c *Conn) connect(ctx context.Context) error {
 	return nil
 }
 
-// newClient dials a client of the cluster, silent (its logger is a no-op).
-func (c *Conn) newClient() (*clientv3.Client, error) {
-	cli, err := clientv3.New(clientv3.Config{
+// newClient dials a client of the cluster, silent (its logger is a no-op), through via
+// when it is not nil.
+func (c *Conn) newClient(via func(string) string) (*clientv3.Client, error) {
+	cfg := clientv3.Config{
 		Endpoints:   c.Endpoints,
 		Username:    c.Username,
 		Password:    c.Password,
 		TLS:         c.tlsConfig(),
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
-	})
+	}
+	if via != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", via(addr))
+		})}
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %s: %w", strings.Join(c.Endpoints, ","), err)
 	}

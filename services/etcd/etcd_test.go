@@ -143,7 +143,7 @@ func TestKillOneOfThreeMembers(t *testing.T) {
 	}
 	defer c.Close()
 	first := c.Servers()[0].Pid()
-	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]})
+	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]}, nil)
 	fault := "kill:node=0,at=500ms,restart=300ms"
 	r := servicetest.RunOn(t, etcd.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
 		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) { ph.Faults = []string{fault} }))[0]

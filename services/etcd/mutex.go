@@ -70,7 +70,7 @@ func newMutex(info strategies.Info, o strategies.Options) (strategies.Strategy, 
 	if !ok || conn == nil {
 		return nil, &strategies.OptionError{Field: "etcd", Value: fmt.Sprintf("%T", o.Service), Reason: "strategy " + info.Name + " needs an etcd connection (--etcd, or etcd installed to spawn one)"}
 	}
-	cli, err := conn.newClient()
+	cli, err := conn.newClient(conn.Via)
 	if err != nil {
 		return nil, err
 	}

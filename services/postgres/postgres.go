@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,11 @@ type Conn struct {
 	// Statements tells that pg_stat_statements is there: cost counts statements, else
 	// transactions.
 	Statements bool
+
+	// Via, when set, is where the lock's sessions connect instead of the server's
+	// host:port: the fault proxies (partition, latency). The admin connection keeps the
+	// direct way, so that the cost is read past a partition.
+	Via func(addr string) string
 
 	mu     sync.Mutex
 	admin  *pgx.Conn
@@ -94,6 +100,15 @@ func (c *Conn) connect(ctx context.Context) error {
 func (c *Conn) session(ctx context.Context) (*pgx.Conn, error) {
 	cfg := c.Config.Copy()
 	cfg.RuntimeParams["application_name"] = AppName
+	if via := c.Via; via != nil {
+		dial := cfg.DialFunc
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dial(ctx, network, via(addr))
+		}
+	}
 	return pgx.ConnectConfig(ctx, cfg)
 }
 

@@ -127,7 +127,7 @@ func TestKillAndRestart(t *testing.T) {
 	c := conn(t)
 	p := c.Process()
 	first := p.Pid()
-	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{p})
+	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{p}, nil)
 	killed := servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
 		ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
 	})
@@ -158,7 +158,7 @@ func TestKillAndRestart(t *testing.T) {
 // of the pause acquires next to nothing (stopping the postmaster alone changed nothing).
 func TestPauseFreezesTheSessions(t *testing.T) {
 	c := conn(t)
-	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()})
+	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()}, nil)
 	r := servicetest.RunOn(t, postgres.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
 		servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"redis-pause:node=0,at=1s,d=1500ms"}

@@ -105,6 +105,9 @@ func (l *lock) session(owner string) (*session, error) {
 	}
 	s := &session{lost: make(chan struct{})}
 	dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if via := l.conn.Via; via != nil {
+			address = via(address)
+		}
 		nc, err := net.DialTimeout(network, address, timeout)
 		if err != nil || l.hook == nil {
 			return nc, err

@@ -43,6 +43,11 @@ type Conn struct {
 	Client  *zk.Conn
 	Version string // from `srvr`, "" when unread
 
+	// Via, when set, is where the lock's sessions connect instead of a server's host:port:
+	// the fault proxies (partition, latency). Client, the Backend's own, keeps the direct
+	// way, so that the cost and the cleanup are read past a partition.
+	Via func(addr string) string
+
 	servers []*server.Process // the spawned server, for its CPU; nil when external
 	dir     string
 }
