@@ -89,7 +89,8 @@ func TestKillAndRestart(t *testing.T) {
 	p := c.Processes()[0]
 	first := p.Pid()
 	nodes := faults.ServiceNodes(zookeeper.Service, c.Addrs(), []faults.Server{p}, nil)
-	r := servicetest.RunOn(t, zookeeper.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
+	// Four seconds: a second after the restart, whenever within the first two it comes.
+	r := servicetest.RunOn(t, zookeeper.Backend{Conn: c}, nodes, 4*time.Second, 5*time.Second,
 		servicetest.Phase(zookeeper.Name, 4*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
 		}))[0]
