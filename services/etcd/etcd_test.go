@@ -104,14 +104,7 @@ func TestLeaseSeconds(t *testing.T) {
 // A three-member cluster: the lock holds the same way through a quorum, the cost is summed
 // over the members, and Close stops all three.
 func TestThreeMembers(t *testing.T) {
-	conn(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := etcd.Spawn(ctx, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := threeMembers(t)
 	if len(c.Endpoints) != 3 || len(c.Servers()) != 3 {
 		t.Fatalf("%d endpoints, %d servers; want 3 of each", len(c.Endpoints), len(c.Servers()))
 	}
@@ -134,6 +127,26 @@ func TestThreeMembers(t *testing.T) {
 // The kill fault on a member of three: the quorum carries on, the lock stays a lock, and
 // the member comes back on its data (a new process) while the phase runs.
 func TestKillOneOfThreeMembers(t *testing.T) {
+	c := threeMembers(t)
+	first := c.Servers()[0].Pid()
+	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]}, nil)
+	fault := "kill:node=0,at=500ms,restart=300ms"
+	// Five seconds: the member is back once it is healthy again, which needs its peers and
+	// can take two or three seconds on a loaded machine; a second must follow.
+	r := servicetest.RunOn(t, etcd.Backend{Conn: c}, nodes, 5*time.Second, 5*time.Second,
+		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) { ph.Faults = []string{fault} }))[0]
+	servicetest.KilledAndBack(t, r, first, c.Servers()[0].Pid())
+	if r.Safety.Overlaps != 0 || r.Verdict != "safe" {
+		t.Errorf("etcd-mutex with one of three members killed: verdict %q, safety %+v; want safe", r.Verdict, r.Safety)
+	}
+	if n := servicetest.AcquiredAfter(r, 1); n == 0 {
+		t.Errorf("no acquire after the kill: the two members left should carry on")
+	}
+}
+
+// threeMembers spawns a cluster of three for one test, stopped when it ends.
+func threeMembers(t *testing.T) *etcd.Conn {
+	t.Helper()
 	conn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -141,24 +154,6 @@ func TestKillOneOfThreeMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	first := c.Servers()[0].Pid()
-	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]}, nil)
-	fault := "kill:node=0,at=500ms,restart=300ms"
-	r := servicetest.RunOn(t, etcd.Backend{Conn: c}, nodes, 3*time.Second, 5*time.Second,
-		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) { ph.Faults = []string{fault} }))[0]
-	servicetest.Event(t, r, "killed (SIGKILL)")
-	back := servicetest.Event(t, r, "restarted on its data")
-	if r.Safety.Overlaps != 0 || r.Verdict != "safe" {
-		t.Errorf("etcd-mutex with one of three members killed: verdict %q, safety %+v; want safe", r.Verdict, r.Safety)
-	}
-	if n := servicetest.AcquiredAfter(r, 1); n == 0 {
-		t.Errorf("no acquire after the kill: the two members left should carry on")
-	}
-	if r.Redis.Measured {
-		t.Errorf("the cost was measured across a member's restart")
-	}
-	if pid := c.Servers()[0].Pid(); pid == first || back.TS <= 0.5 {
-		t.Errorf("member 0: pid %d (was %d), back at %.2fs: want a new process after the kill", pid, first, back.TS)
-	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -89,23 +89,14 @@ func TestKillAndRestart(t *testing.T) {
 	p := c.Processes()[0]
 	first := p.Pid()
 	nodes := faults.ServiceNodes(zookeeper.Service, c.Addrs(), []faults.Server{p}, nil)
-	// Four seconds: a second after the restart, whenever within the first two it comes.
-	r := servicetest.RunOn(t, zookeeper.Backend{Conn: c}, nodes, 4*time.Second, 5*time.Second,
+	// Six seconds: the JVM can take a few to start on a loaded machine, and a second must
+	// follow its return.
+	r := servicetest.RunOn(t, zookeeper.Backend{Conn: c}, nodes, 6*time.Second, 5*time.Second,
 		servicetest.Phase(zookeeper.Name, 4*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
 		}))[0]
-	servicetest.Event(t, r, "killed (SIGKILL)")
-	back := servicetest.Event(t, r, "restarted on its data")
-	if p.Pid() == first {
-		t.Errorf("the server's pid is still %d after the kill", first)
-	}
-	if n := servicetest.AcquiredAfter(r, back.TS); n == 0 {
-		t.Errorf("no acquire after the server came back at %.2fs", back.TS)
-	}
+	servicetest.KilledAndBack(t, r, first, p.Pid())
 	if r.Safety.Overlaps != 0 {
 		t.Errorf("zk-lock across a restart of its server: %d overlaps, verdict %q; want none", r.Safety.Overlaps, r.Verdict)
-	}
-	if r.Redis.Measured {
-		t.Errorf("the cost was measured across the server's restart")
 	}
 }

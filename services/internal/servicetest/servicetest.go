@@ -83,6 +83,25 @@ func Event(t testing.TB, r report.Result, what string) report.Event {
 	return report.Event{}
 }
 
+// KilledAndBack checks what the kill fault with a restart leaves in r: the server killed
+// and back on its data as a new process (pid now, first before), acquires once it was
+// back, and no cost read across the restart. It returns when the server was back.
+func KilledAndBack(t testing.TB, r report.Result, first, pid int) float64 {
+	t.Helper()
+	Event(t, r, "killed (SIGKILL)")
+	back := Event(t, r, "restarted on its data")
+	if pid == first {
+		t.Errorf("%s: the server's pid is still %d after the kill", r.Strategy, first)
+	}
+	if n := AcquiredAfter(r, back.TS); n == 0 {
+		t.Errorf("%s: no acquire after the server came back at %.2fs", r.Strategy, back.TS)
+	}
+	if r.Redis.Measured {
+		t.Errorf("%s: the cost was measured across the server's restart", r.Strategy)
+	}
+	return back.TS
+}
+
 // AcquiredAfter is how many acquires r's timeline counts in its seconds that begin at ts or
 // later.
 func AcquiredAfter(r report.Result, ts float64) uint64 {
