@@ -218,8 +218,9 @@ func TestCrashBetween(t *testing.T) {
 	}
 }
 
-// Seed 000 trusts client clocks. Half the workers read a clock 1s ahead, more than the 300ms
-// ttl:
+// Seed 000 trusts client clocks. Half the workers read a clock 1s ahead, more than the 600ms
+// ttl (long enough that no holder on a loaded machine outlives it by being descheduled: at
+// 300ms CI saw setnx-stale overlap without any skew):
 //   - getset: a skewed client judges every lock an unskewed one holds stale (now - then =
 //     1s > ttl) and takes it over while its holder is inside — every such takeover is an
 //     overlap, hundreds per second.
@@ -233,7 +234,7 @@ func TestClockSkew(t *testing.T) {
 	fault := "clock-skew:fraction=0.5,offset=1s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 300*time.Millisecond, hold("50ms"), faults
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 600*time.Millisecond, hold("50ms"), faults
 			// Losers pause 50ms (a hold) between attempts, the seed's loop sleeping; a skewed one skips
 			// the pause. Far above a round trip even on a loaded machine, so the spin shows.
 			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 50 * time.Millisecond}
