@@ -2,9 +2,12 @@ package zookeeper
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +84,48 @@ type session struct {
 	mu     sync.Mutex
 	lost   chan struct{}
 	lostAt time.Time // when lost was last closed
+	// left are znodes of abandoned acquires that could not be deleted while the client was
+	// between connections (or whose create's reply was lost with the connection): the
+	// session lives on, so each would hold its place in the queue, and the lock with it, for
+	// good. The session's next acquire deletes them.
+	left []leftover
+}
+
+// leftover names the znodes of one abandoned acquire: the children of dir whose names
+// begin with prefix (its own name, or its create's protected prefix).
+type leftover struct{ dir, prefix string }
+
+// leave records znodes to delete once the client is connected again.
+func (s *session) leave(dir, prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.left = append(s.left, leftover{dir, prefix})
+}
+
+// tidy deletes the znodes left behind; those it still cannot reach stay for next time.
+func (s *session) tidy() {
+	s.mu.Lock()
+	left := s.left
+	s.left = nil
+	s.mu.Unlock()
+	for _, lo := range left {
+		children, _, err := s.zk.Children(lo.dir)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			s.leave(lo.dir, lo.prefix)
+			continue
+		}
+		for _, c := range children {
+			if !strings.HasPrefix(c, lo.prefix) {
+				continue
+			}
+			if err := s.zk.Delete(lo.dir+"/"+c, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				s.leave(lo.dir, c)
+			}
+		}
+	}
 }
 
 func (s *session) lostCh() chan struct{} {
@@ -150,17 +195,10 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 	if err != nil {
 		return nil, err
 	}
+	s.tidy()
 	dir := parent(key)
 	lost := s.lostCh()
-	node, err := s.zk.CreateProtectedEphemeralSequential(dir+"/lock-", nil, l.conn.acl())
-	if errors.Is(err, zk.ErrNoNode) {
-		for _, p := range []string{Root, dir} {
-			if _, err := s.zk.Create(p, nil, 0, l.conn.acl()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return nil, fmt.Errorf("zk-lock create %s: %w", p, err)
-			}
-		}
-		node, err = s.zk.CreateProtectedEphemeralSequential(dir+"/lock-", nil, l.conn.acl())
-	}
+	node, err := l.create(ctx, s, dir)
 	if err != nil {
 		return l.retry(ctx, key, owner, err)
 	}
@@ -168,11 +206,16 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 	if err != nil {
 		return nil, err
 	}
+	// While the client reconnects, the znode stays where it is in the queue (deleting it
+	// would fail too, and a new one behind it would wait on it for good): wait, then look
+	// again. A znode gone with an expired session shows as not found below.
 	for {
 		children, _, err := s.zk.Children(dir)
 		if err != nil {
-			_ = s.zk.Delete(node, -1)
-			return l.retry(ctx, key, owner, err)
+			if !transient(err) || !pause(ctx) {
+				return nil, l.giveUp(ctx, s, node, key, err)
+			}
+			continue
 		}
 		prev, prevSeq, found := "", int64(-1), false
 		for _, c := range children {
@@ -195,8 +238,10 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 		}
 		exists, _, ch, err := s.zk.ExistsW(dir + "/" + prev)
 		if err != nil {
-			_ = s.zk.Delete(node, -1)
-			return l.retry(ctx, key, owner, err)
+			if !transient(err) || !pause(ctx) {
+				return nil, l.giveUp(ctx, s, node, key, err)
+			}
+			continue
 		}
 		if !exists {
 			continue
@@ -209,11 +254,71 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 	}
 }
 
+// create makes the waiter's ephemeral sequential znode in dir. Its name begins with a
+// token of this attempt's own (ZooKeeper's "protected" create): when the connection is lost
+// before the reply, the server may have created it anyway, and a znode nobody waits on
+// would hold the lock for as long as the session lives. So, once connected again, create
+// looks for its token among dir's children before it creates again. The client's own
+// protected create looks only once, at once, while the connection is still down, and then
+// gives up.
+func (l *lock) create(ctx context.Context, s *session, dir string) (string, error) {
+	prefix := "_c_" + rand.Text() + "-"
+	for {
+		node, err := s.zk.Create(dir+"/"+prefix+"lock-", nil, zk.FlagEphemeral|zk.FlagSequence, l.conn.acl())
+		switch {
+		case err == nil:
+			return node, nil
+		case errors.Is(err, zk.ErrNoNode):
+			for _, p := range []string{Root, dir} {
+				if _, err := s.zk.Create(p, nil, 0, l.conn.acl()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					return "", fmt.Errorf("zk-lock create %s: %w", p, err)
+				}
+			}
+			continue
+		case errors.Is(err, zk.ErrSessionExpired):
+			continue // a new session: the znode cannot be there
+		case !transient(err):
+			return "", err
+		}
+		for {
+			if !pause(ctx) {
+				s.leave(dir, prefix)
+				return "", err
+			}
+			children, _, cerr := s.zk.Children(dir)
+			if cerr == nil {
+				if i := slices.IndexFunc(children, func(c string) bool { return strings.HasPrefix(c, prefix) }); i >= 0 {
+					return dir + "/" + children[i], nil
+				}
+				break // not created: create again
+			}
+			if !transient(cerr) {
+				s.leave(dir, prefix)
+				return "", cerr
+			}
+		}
+	}
+}
+
 // giveUp deletes the waiter's znode (a znode left behind would hold the lock while the
-// session lives) and returns the acquire's error.
+// session lives; one the client cannot delete now is left to the session's next acquire)
+// and returns the acquire's error.
 func (l *lock) giveUp(ctx context.Context, s *session, node, key string, err error) error {
-	_ = s.zk.Delete(node, -1)
+	if derr := s.zk.Delete(node, -1); derr != nil && !errors.Is(derr, zk.ErrNoNode) {
+		dir, name := path.Split(node)
+		s.leave(strings.TrimSuffix(dir, "/"), name)
+	}
 	return l.failure(ctx, key, err)
+}
+
+// pause waits a moment before a request is tried again, and reports false if ctx ended.
+func pause(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(20 * time.Millisecond):
+		return true
+	}
 }
 
 // retry is Acquire again after a transient error (the client reconnecting, its session
@@ -222,10 +327,8 @@ func (l *lock) retry(ctx context.Context, key, owner string, err error) (strateg
 	if !transient(err) {
 		return nil, l.failure(ctx, key, err)
 	}
-	select {
-	case <-ctx.Done():
+	if !pause(ctx) {
 		return nil, l.failure(ctx, key, err)
-	case <-time.After(20 * time.Millisecond):
 	}
 	return l.Acquire(ctx, key, owner)
 }
