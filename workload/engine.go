@@ -298,7 +298,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	// The timeline counts from winStart, as the fault events do: one clock for both. Its
 	// intervals run from windowStart to windowEnd, the last sample: they add up to the
 	// window the result reports, however late a loaded machine runs the collector.
-	timeline, intervals, windowEnd := p.collect(ctx, p.winStart, windowStart, progress, finish)
+	from := windowStart
+	if open {
+		from = p.winStart // arrivals due from winStart on are measured (see measured)
+	}
+	timeline, intervals, windowEnd := p.collect(ctx, p.winStart, from, progress, finish)
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}

@@ -154,10 +154,11 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	if dev := math.Abs(offered-want) / want; dev > 0.01 {
 		t.Errorf("%.0f arrivals taken or dropped for %.0f scheduled: %.1f%% off, want within 1%%", offered, want, 100*dev)
 	}
-	// ...and 50 free workers take nearly all of them. (A stall of the test process drops
-	// the arrivals it sleeps through: 2% is one 65ms stall, so the bound is loose.)
-	if dev := math.Abs(r.AcquireRate-cfg.Rate) / cfg.Rate; dev > 0.1 {
-		t.Errorf("achieved %.1f/s for a target of %.0f/s: %.1f%% off, want within 10%%", r.AcquireRate, cfg.Rate, 100*dev)
+	// ...and 50 free workers take most of them. (A stall of the test process drops the
+	// arrivals it sleeps through: 2% is one 65ms stall, and a box running two other suites
+	// beside this one dropped 20%; the bound is loose, the count above is the exact check.)
+	if dev := math.Abs(r.AcquireRate-cfg.Rate) / cfg.Rate; dev > 0.3 {
+		t.Errorf("achieved %.1f/s for a target of %.0f/s: %.1f%% off, want within 30%%", r.AcquireRate, cfg.Rate, 100*dev)
 	}
 }
 

@@ -61,10 +61,17 @@ func (k *keyState) successorInside(entry uint64) bool {
 	return last != entry && k.latestOut.Load() < last
 }
 
-// suspectLatest marks whoever entered last as a possible victim of a release that
-// succeeded while it came in: the release may have removed that holder's lock, or its own
-// just before the holder took the key — from the client the two look alike.
-func (k *keyState) suspectLatest() { k.suspect.Store(uint32(k.entries.Load())) }
+// latestInside returns the entry of the worker that entered last when it entered after
+// entry and is inside now.
+func (k *keyState) latestInside(entry uint64) (uint64, bool) {
+	last := k.entries.Load()
+	return last, last != entry && k.latestOut.Load() < last
+}
+
+// suspectOf marks the holder of entry as a possible victim of a release that succeeded
+// while it came in: the release may have removed that holder's lock, or its own just
+// before the holder took the key — from the client the two look alike.
+func (k *keyState) suspectOf(entry uint64) { k.suspect.Store(uint32(entry)) }
 
 // misdeleted reports whether entry's lock was removed under it: entry was suspected, and
 // its own release, sent while its lease still ran, found the lock no longer its own. Only

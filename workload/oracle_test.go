@@ -31,7 +31,11 @@ func TestSuspectedMisdeleteIsConfirmedByTheVictim(t *testing.T) {
 		_, a := k.enter()
 		k.exit(a)
 		_, b := k.enter() // came in during a's release
-		k.suspectLatest()
+		next, in := k.latestInside(a)
+		if !in || next != b {
+			t.Fatalf("latestInside(a) = %d, %v; want b (%d) inside", next, in, b)
+		}
+		k.suspectOf(next)
 		if got := k.misdeleted(b, tt.notOwner, tt.inTime); got != tt.want {
 			t.Errorf("%s: misdeleted %v, want %v", tt.name, got, tt.want)
 		}

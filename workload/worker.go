@@ -183,14 +183,16 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		flags |= report.FlagReleased | report.FlagMisdelete
 	case rel == released:
 		flags |= report.FlagReleased
-		if ks.successorInside(entry) && !relEnd.Before(p.deadline(lease, began, renewed)) {
+		if next, in := ks.latestInside(entry); in && !relEnd.Before(p.deadline(lease, began, renewed)) {
 			// Someone came in during a release that ended after the lease could have
 			// lapsed. Either it took the key after this release removed our own lock, or
 			// the lease lapsed, it took the key, and this release removed its lock: its
 			// own release will tell.
-			ks.suspectLatest()
+			ks.suspectOf(next)
 		}
-	case ks.misdeleted(entry, rel == notOwner, relStart.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+	case ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+		// The whole release came and went before this lease could lapse, and found the
+		// lock gone: only the suspected release can have removed it.
 		p.count(m, &p.rec.misdeletes)
 		flags |= report.FlagMisdelete
 	}
