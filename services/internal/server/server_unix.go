@@ -50,14 +50,16 @@ func Chown(path, name string) error {
 // signalAll sends sig to the server, then to the processes it forked: PostgreSQL's
 // backends run the sessions, not the postmaster, and make themselves group leaders, so
 // neither the postmaster's signal nor its group's reaches them.
+//
+// The children are listed before the server is signalled: once it dies they are init's,
+// and no longer found by their parent.
 func signalAll(p *os.Process, sig syscall.Signal) error {
-	if err := p.Signal(sig); err != nil {
-		return err
-	}
-	for _, child := range children(p.Pid) {
+	kids := children(p.Pid)
+	err := p.Signal(sig)
+	for _, child := range kids {
 		_ = syscall.Kill(child, sig)
 	}
-	return nil
+	return err
 }
 
 func resume(p *os.Process) { _ = signalAll(p, syscall.SIGCONT) }
