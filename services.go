@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 
@@ -219,17 +220,19 @@ func (s *services) route(proxies *faults.Proxies, plan *faults.Plan, phases []wo
 		if info.Service == "" || s.routed[info.Service] || !slices.ContainsFunc(plan.Phase(i), faults.Spec.NeedsProxy) {
 			continue
 		}
+		addrs := s.addrs(info.Service)
+		via := viaProxies(proxies, addrs)
 		switch {
 		case info.Service == etcd.Service && s.etcd != nil:
-			s.etcd.Via = proxies.Dial
+			s.etcd.Via = via
 		case info.Service == zookeeper.Service && s.zk != nil:
-			s.zk.Via = proxies.Dial
+			s.zk.Via = via
 		case info.Service == postgres.Service && s.pg != nil:
-			s.pg.Via = proxies.Dial
+			s.pg.Via = via
 		default:
 			continue
 		}
-		for _, a := range s.addrs(info.Service) {
+		for _, a := range addrs {
 			proxies.Dial(a)
 		}
 		if s.routed == nil {
@@ -250,4 +253,28 @@ func asServers[S faults.Server](ps []S) []faults.Server {
 		out[i] = p
 	}
 	return out
+}
+
+// viaProxies is the address rewrite of a service's strategy: the proxy of the member
+// dialled. ZooKeeper's client and pgx resolve a member's host before they dial, so each
+// address the host resolves to is mapped back to the member's own: the proxies (and the
+// faults that look them up) know the members as addrs list them.
+func viaProxies(proxies *faults.Proxies, addrs []string) func(string) string {
+	alias := map[string]string{}
+	for _, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			continue
+		}
+		ips, _ := net.LookupHost(host)
+		for _, ip := range ips {
+			alias[net.JoinHostPort(ip, port)] = a
+		}
+	}
+	return func(addr string) string {
+		if a, ok := alias[addr]; ok {
+			addr = a
+		}
+		return proxies.Dial(addr)
+	}
 }

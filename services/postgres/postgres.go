@@ -106,7 +106,10 @@ func (c *Conn) session(ctx context.Context) (*pgx.Conn, error) {
 			dial = (&net.Dialer{}).DialContext
 		}
 		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dial(ctx, network, via(addr))
+			if network != "unix" { // a unix socket has no proxy in front of it
+				addr = via(addr)
+			}
+			return dial(ctx, network, addr)
 		}
 	}
 	return pgx.ConnectConfig(ctx, cfg)
