@@ -144,6 +144,33 @@ func (s scope) locks() ([]string, error) {
 // StuckLocks counts the phase's lock znodes that are not ephemeral: no session's end would
 // ever delete them. The recipe makes none; the count is there to prove it.
 func (s scope) StuckLocks(ctx context.Context, isLock func(string) bool) (uint64, error) {
+	return within(ctx, func() (uint64, error) { return s.stuckLocks(ctx, isLock) })
+}
+
+// within runs f, a series of the client's requests, until ctx ends: go-zookeeper's
+// requests take no context, and one queued while the client reconnects to a restarted
+// server can wait far longer than the phase's end should. f then finishes in the
+// background, its result dropped.
+func within[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("ZooKeeper did not answer: %w", ctx.Err())
+	}
+}
+
+func (s scope) stuckLocks(ctx context.Context, isLock func(string) bool) (uint64, error) {
 	names, err := s.locks()
 	if err != nil {
 		return 0, err
@@ -172,6 +199,11 @@ func (s scope) StuckLocks(ctx context.Context, isLock func(string) bool) (uint64
 
 // Cleanup deletes the phase's lock znodes and whatever is left under them.
 func (s scope) Cleanup(ctx context.Context) error {
+	_, err := within(ctx, func() (struct{}, error) { return struct{}{}, s.cleanup(ctx) })
+	return err
+}
+
+func (s scope) cleanup(ctx context.Context) error {
 	names, err := s.locks()
 	if err != nil {
 		return err

@@ -197,11 +197,13 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 	}
 	s.tidy()
 	dir := parent(key)
-	lost := s.lostCh()
 	node, err := l.create(ctx, s, dir)
 	if err != nil {
 		return l.retry(ctx, key, owner, err)
 	}
+	// After the create: it goes on across a session's expiry, and the lease belongs to the
+	// session its znode was made in (one made in the expired session is not found below).
+	lost := s.lostCh()
 	mine, err := seq(node)
 	if err != nil {
 		return nil, err
