@@ -129,11 +129,12 @@ func TestServiceStrategiesRunNextToToken(t *testing.T) {
 
 // A node fault in a phase on another service acts on that service's servers, not on the
 // Redis target: in a profile-like run of token and zk-lock, kill:node=0 kills the ZooKeeper
-// server in zk-lock's phase, which comes back on its data.
+// server in zk-lock's phase, which comes back on its data. Through the binary, as the
+// sessions reconnect with watches (runBinaryJSON).
 func TestKillActsOnTheServicesServer(t *testing.T) {
 	redistest.Require(t)
 	requireServices(t)
-	s, code, stderr := runJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
+	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
 		"--workers", "4", "--duration", "1s", "--warmup", "500ms")
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -180,13 +181,14 @@ func TestLatencyActsOnTheServicesTraffic(t *testing.T) {
 	}
 }
 
-// zk-lock after a 1 s partition is back at its pace within the phase: no znode of a lost
+// zk-lock after a 1 s partition is back at its pace within the phase (through the binary, as
+// the sessions reconnect with watches: runBinaryJSON): no znode of a lost
 // create is left to hold a lock for as long as its session lives (the zookeeper package's
 // TestPartitionLeavesNoOrphan, which the race detector cannot run: see its file).
 func TestZKPartitionRecovers(t *testing.T) {
 	redistest.Require(t)
 	requireServices(t)
-	s, code, stderr := runJSON(t, "run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
+	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
 		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "4s", "--warmup", "1s")
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
