@@ -45,11 +45,15 @@ func TestRedisPause(t *testing.T) {
 // kill without restart leaves the single server dead for the rest of the phase: every second
 // after it has errors and no acquire, and the server comes back (empty) only when the phase
 // ends. With restart it is back after that delay and the phase recovers.
+//
+// Four seconds, so that the last whole second begins more than a second after the restart:
+// on a loaded machine (CI) the restart itself took up to 1.5 s, and the second right after
+// it once acquired 8 while the clients reconnected.
 func TestKill(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
 	dead, brief := "kill:node=0,at=1s", "kill:node=0,at=1s,restart=500ms"
-	const duration = 3 * time.Second
+	const duration = 4 * time.Second
 	rs := b.run(t, config(duration, phase("token", nodePhase(dead)), phase("token", nodePhase(brief))))
 
 	r := rs[0]
@@ -79,7 +83,9 @@ func TestKill(t *testing.T) {
 	r = rs[1]
 	killed = event(t, r, brief, "killed (SIGKILL)")
 	back = event(t, r, brief, "restarted empty (no persistence")
-	if d := back.TS - killed.TS; d < 0.45 || d > 1.5 {
+	// Not before the delay; after it, as soon as the new process answers, which takes a
+	// loaded machine a second (the event's text already tells it from a restart at the end).
+	if d := back.TS - killed.TS; d < 0.45 || d > 2.5 {
 		t.Errorf("kill with restart=500ms: back %.2fs after the kill", d)
 	}
 	if s := second(t, r, killed.TS+0.2); s.Errors+s.Timeouts == 0 {
