@@ -324,9 +324,6 @@ func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint
 	return nested
 }
 
-// release gives a lease up. Once the phase is over the release still happens — a benchmark
-// must not leave locks behind — but bounded in time.
-// It reports whether the release succeeded.
 // releaseOutcome is what became of a release.
 type releaseOutcome uint8
 
@@ -336,6 +333,8 @@ const (
 	releaseFailed                       // an error: Redis, the network, the context
 )
 
+// release gives a lease up and says what became of it. Once the phase is over the release
+// still happens — a benchmark must not leave locks behind — but bounded in time.
 func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) releaseOutcome {
 	rctx := context.Background()
 	if ctx.Err() != nil {
