@@ -46,6 +46,22 @@ func (k *keyState) superseded(entry uint64) bool { return k.entries.Load() != en
 // exit is the worker of entry leaving the critical section.
 func (k *keyState) exit(entry uint64) {
 	k.holders.Add(-1)
+	k.out(entry)
+}
+
+// lockless is the worker of entry stepping in after its lease may have lapsed (it took the
+// lock, then did not run for a ttl: a starved goroutine, a GC pause). It is inside, and an
+// overlap if someone else is, but it has no lock left for a release to remove: for
+// misdeletes it counts as out already. Otherwise a holder that took the key after that
+// lock expired, and entered before it, would find it "entered after me, still inside" and
+// count a misdelete its release never made. Like latestOut itself, this also hides the
+// holders that entered before it from earlier releases: such a misdelete goes uncounted
+// rather than a false one counted.
+func (k *keyState) lockless(entry uint64) { k.out(entry) }
+
+// out records that entry is out of the race for misdeletes: latestOut is the latest such
+// entry.
+func (k *keyState) out(entry uint64) {
 	for {
 		out := k.latestOut.Load()
 		if out >= entry || k.latestOut.CompareAndSwap(out, entry) {

@@ -136,6 +136,9 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	}
 	fence := lease.Fence()
 	overlap, entry := ks.enter()
+	if p.lapsed(lease, p.deadline(lease, began, time.Time{})) {
+		ks.lockless(entry) // starved since the acquire: no lock left for anyone to remove
+	}
 	var flags report.SectionFlags
 	if overlap {
 		p.count(m, &p.rec.overlaps)
