@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/etcd"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -156,4 +157,35 @@ func threeMembers(t *testing.T) *etcd.Conn {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// A release whose request fails (a member killed under it: "request timed out") must not
+// leave the holder's key behind: its session lives on and would keep the lock from every
+// other owner until the run ends. Here the failure is a release sent with a context that has
+// already ended; the next owner must get the lock at once, not after its acquire times out.
+func TestFailedReleaseLeavesNoLockBehind(t *testing.T) {
+	c := conn(t)
+	s, err := strategies.New(etcd.Name, strategies.Options{TTL: etcd.MinTTL, Service: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	held, err := s.Acquire(ctx, "failed-release", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	if err := held.Release(gone); err == nil {
+		t.Fatal("a release with an ended context succeeded")
+	}
+	next, cancelNext := context.WithTimeout(context.Background(), time.Second)
+	defer cancelNext()
+	l, err := s.Acquire(next, "failed-release", "b")
+	if err != nil {
+		t.Fatalf("the next owner could not take the lock after a's release failed: %v", err)
+	}
+	_ = l.Release(context.Background())
 }

@@ -136,7 +136,7 @@ func (m *mutex) Acquire(ctx context.Context, key, owner string) (strategies.Leas
 		mx := concurrency.NewMutex(s, key)
 		err = mx.Lock(ctx)
 		if err == nil {
-			return &lease{m: m, s: s, mx: mx, fence: uint64(mx.Header().Revision), id: s.Lease()}, nil
+			return &lease{m: m, s: s, mx: mx, owner: owner, fence: uint64(mx.Header().Revision), id: s.Lease()}, nil
 		}
 		// Lock deletes its waiting key when its wait fails, but not when the request that
 		// made it failed: a key left behind would hold the lock for good while the session lives.
@@ -188,6 +188,7 @@ type lease struct {
 	m        *mutex
 	s        *concurrency.Session
 	mx       *concurrency.Mutex
+	owner    string
 	fence    uint64
 	id       clientv3.LeaseID
 	released atomic.Bool
@@ -211,12 +212,27 @@ func (l *lease) Release(ctx context.Context) error {
 	}
 	resp, err := l.m.cli.Txn(ctx).If(l.mx.IsOwner()).Then(clientv3.OpDelete(l.mx.Key())).Commit()
 	if err != nil {
+		l.clear()
 		return fmt.Errorf("etcd-mutex release %s: %w", l.mx.Key(), err)
 	}
 	if !resp.Succeeded {
 		return fmt.Errorf("%w: %s (the session lease lapsed)", strategies.ErrNotOwner, l.mx.Key())
 	}
 	return nil
+}
+
+// clear makes sure the key of a release that failed (a member killed or cut off under it:
+// "request timed out") does not stay behind: the session lives on and keeps it alive, so it
+// would hold the lock for every other owner until the run ends. The key is this session's
+// own (the prefix and its lease), so deleting it cannot touch another owner's lock. If the
+// delete fails too, the session is given up: its lease lapses within the ttl, and the key
+// with it.
+func (l *lease) clear() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := l.m.cli.Delete(ctx, l.mx.Key()); err != nil {
+		l.m.drop(l.owner, l.s)
+	}
 }
 
 // Fence is the revision at which the lock was granted: the key's create revision when the
