@@ -131,3 +131,28 @@ func ps(pid int) (state byte, line string, err error) {
 	}
 	return 0, "", fmt.Errorf("ps -p %d: %w", pid, err)
 }
+
+// Owner is the uid pid runs as, as ps shows it.
+func Owner(pid int) (int, error) {
+	out, err := exec.Command("ps", "-o", "uid=", "-p", strconv.Itoa(pid)).Output()
+	text := strings.TrimSpace(string(out))
+	if err != nil || text == "" {
+		return 0, fmt.Errorf("ps -o uid -p %d: no such process (%v)", pid, err)
+	}
+	return strconv.Atoi(text)
+}
+
+// ListensTCP reports whether pid holds a socket listening on TCP port, as lsof sees it
+// (macOS ships lsof; a BSD without it gets an error, and lockbench then kills nothing).
+func ListensTCP(pid, port int) (bool, error) {
+	out, err := exec.Command("lsof", "-nP", "-a", "-p", strconv.Itoa(pid),
+		fmt.Sprintf("-iTCP:%d", port), "-sTCP:LISTEN", "-t").Output()
+	var exit *exec.ExitError
+	switch text := strings.TrimSpace(string(out)); {
+	case err == nil:
+		return text == strconv.Itoa(pid), nil
+	case errors.As(err, &exit) && text == "":
+		return false, nil // lsof lists nothing, and exits 1, when no socket matches
+	}
+	return false, fmt.Errorf("lsof -p %d -iTCP:%d: %w", pid, port, err)
+}

@@ -1,10 +1,12 @@
 package proc
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,4 +83,69 @@ func State(pid int) byte {
 		return 0
 	}
 	return b[i+2]
+}
+
+// Owner is the uid pid runs as: the owner of /proc/<pid>.
+func Owner(pid int) (int, error) {
+	fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	if err != nil {
+		return 0, err
+	}
+	return int(fi.Sys().(*syscall.Stat_t).Uid), nil
+}
+
+// ListensTCP reports whether pid holds a socket listening on TCP port (IPv4 or IPv6): a
+// LISTEN entry of port in its network namespace's /proc/<pid>/net/tcp{,6} whose inode is
+// one of its descriptors. Reading another user's descriptors needs root.
+func ListensTCP(pid, port int) (bool, error) {
+	inodes := map[string]bool{}
+	for _, name := range []string{"tcp", "tcp6"} {
+		if err := listenInodes(fmt.Sprintf("/proc/%d/net/%s", pid, name), port, inodes); err != nil {
+			return false, err
+		}
+	}
+	if len(inodes) == 0 {
+		return false, nil
+	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return false, err
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(fdDir + "/" + fd.Name())
+		if err != nil {
+			continue // closed since ReadDir
+		}
+		if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// listenInodes adds to inodes those of the LISTEN sockets on port in a /proc/net/tcp
+// table ("sl local_address rem_address st ... inode": address hex IP:PORT, st 0A = LISTEN).
+func listenInodes(table string, port int, inodes map[string]bool) error {
+	f, err := os.Open(table)
+	if os.IsNotExist(err) && strings.HasSuffix(table, "6") {
+		return nil // no IPv6 in this kernel
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		cols := strings.Fields(sc.Text())
+		if len(cols) < 10 || cols[3] != "0A" {
+			continue
+		}
+		_, hexPort, _ := strings.Cut(cols[1], ":")
+		if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && int(p) == port {
+			inodes[cols[9]] = true
+		}
+	}
+	return sc.Err()
 }

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,5 +123,46 @@ func TestStateAndCommandLine(t *testing.T) {
 	line, err := CommandLine(os.Getpid())
 	if err != nil || !strings.Contains(line, "proc.test") {
 		t.Errorf("CommandLine(self) = %q, %v", line, err)
+	}
+}
+
+// Owner names the user a process runs as, and ListensTCP sees a listener of the process
+// on its port only: not another port, not once closed, not in another process.
+func TestOwnerAndListensTCP(t *testing.T) {
+	if err := CanSpawn(); err != nil {
+		t.Skip(err)
+	}
+	if uid, err := Owner(os.Getpid()); err != nil || uid != os.Getuid() {
+		t.Errorf("Owner(self) = %d, %v; want %d", uid, err, os.Getuid())
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	other, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Skip("no sleep(1):", err)
+	}
+	t.Cleanup(func() { _ = Kill(sleep.Process.Pid); _ = sleep.Wait() })
+	for _, c := range []struct {
+		pid, port int
+		want      bool
+	}{
+		{os.Getpid(), port, true},
+		{os.Getpid(), other, false},
+		{sleep.Process.Pid, port, false},
+	} {
+		if got, err := ListensTCP(c.pid, c.port); err != nil || got != c.want {
+			t.Errorf("ListensTCP(%d, %d) = %v, %v; want %v", c.pid, c.port, got, err, c.want)
+		}
+	}
+	l.Close()
+	if got, err := ListensTCP(os.Getpid(), port); err != nil || got {
+		t.Errorf("ListensTCP(self, %d) after Close = %v, %v; want false", port, got, err)
 	}
 }

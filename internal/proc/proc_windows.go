@@ -23,6 +23,12 @@ func StartDetached(*exec.Cmd) error { return ErrUnsupported }
 // CommandLine returns ErrUnsupported: lockbench spawns nothing here.
 func CommandLine(int) (string, error) { return "", ErrUnsupported }
 
+// Owner returns ErrUnsupported: lockbench spawns nothing here.
+func Owner(int) (int, error) { return 0, ErrUnsupported }
+
+// ListensTCP returns ErrUnsupported: lockbench spawns nothing here.
+func ListensTCP(int, int) (bool, error) { return false, ErrUnsupported }
+
 // State is 'R' when a process pid can be opened, else 0.
 func State(pid int) byte {
 	p, err := os.FindProcess(pid)
