@@ -22,7 +22,7 @@ Examples:
 
 func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("capacity --slo p99=DUR[,timeouts=P%] [flags]", capacitySynopsis, stdout)
-	var f loadFlags
+	f := loadFlags{command: "capacity"}
 	f.bind(fs)
 	var ramp workload.Ramp
 	slo := fs.String("slo", "", "the objective a step must meet: p99=DURATION[,timeouts=PERCENT%] (timeouts default 0.1%)")

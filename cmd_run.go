@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/workload"
 )
 
 const runSynopsis = `Drives each strategy, one phase at a time, with many workers contending for the same keys,
@@ -25,7 +24,7 @@ Examples:
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run [flags]", runSynopsis, stdout)
-	var f loadFlags
+	f := loadFlags{command: "run"}
 	f.bind(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -36,7 +35,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer l.close()
 	sum := l.summary(&f, report.KindRun)
-	var runErr error
-	sum.Results, runErr = workload.Run(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress))
+	runErr := l.run(sum)
 	return f.complete(l, sum, runErr, stdout)
 }

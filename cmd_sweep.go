@@ -23,7 +23,7 @@ Examples:
 
 func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
-	var f loadFlags
+	f := loadFlags{command: "sweep"}
 	f.bind(fs)
 	param := fs.String("param", "", "the parameter to vary and its values: NAME=V1,V2,...")
 	if err := parseFlags(fs, args); err != nil {
@@ -47,10 +47,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	defer l.close()
 	sum := l.summary(&f, report.KindSweep)
 	sum.Sweep = &report.Sweep{Param: name, Values: values}
-	results, runErr := workload.Run(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress))
-	sum.Results = results
+	runErr := l.run(sum)
 	if runErr == nil {
-		sum.Recommendations = workload.Recommend(name, results)
+		sum.Recommendations = workload.Recommend(name, sum.Results)
 	}
 	return f.complete(l, sum, runErr, stdout)
 }

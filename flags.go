@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type loadFlags struct {
 	connFlags
 	serviceFlags
 	liveFlags
+	fleetFlags
+
+	// command is the load command these flags belong to: run, sweep or capacity.
+	command string
 
 	format, out, hdrDir, plot string
 	quiet, failOnUnsafe       bool
@@ -73,6 +78,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <name>.hgrm (percentile distribution) and <name>.hlog (interval log) here, one pair per phase named as its table row (e.g. token-ttl=1s)")
 	fs.StringVar(&f.plot, "plot", "", "also draw the results into this file (.png or .svg)")
 	f.liveFlags.bind(fs)
+	f.fleetFlags.bind(fs)
 	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier; auto/N takes I from $JOB_COMPLETION_INDEX + 1 (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.barrier, "barrier", "", "multi-machine run: a name shared by the N processes; they start each phase together")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line on stderr")
@@ -191,7 +197,7 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 // setting given on the command line beats a phase's own value too.
 func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]workload.Phase, error) {
 	var out []workload.Phase
-	for _, pp := range p.Phases {
+	for i, pp := range p.Phases {
 		if _, ok := strategies.Lookup(pp.Strategy); !ok {
 			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line},
 				fmt.Errorf("unknown strategy %q; valid: %s", pp.Strategy, strings.Join(strategies.Names(), ", ")))
@@ -200,6 +206,17 @@ func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]
 		ph.Label = pp.Label
 		for _, v := range pp.Values {
 			if f.cmdline[v.Key] {
+				continue
+			}
+			if v.Key == "procs" {
+				n, err := strconv.Atoi(v.Value)
+				if err != nil || n < 1 {
+					return nil, p.ErrorAt(v, usageErrorf("invalid procs %s: want a whole number of processes >= 1", v.Value))
+				}
+				if f.phaseProcs == nil {
+					f.phaseProcs = map[int]int{}
+				}
+				f.phaseProcs[i] = n
 				continue
 			}
 			st, ok := workload.LookupPhaseSetting(v.Key)

@@ -31,6 +31,12 @@ type launch struct {
 	progress *progressLine
 	live     *liveExports // --metrics-addr, --live
 	report   io.Writer    // where the report goes without --out (see reportWriter)
+
+	// fleet, with --procs, runs the phases in child processes: s is then nil when the
+	// children reach an external Redis themselves, and svc holds the services the parent
+	// spawned for them.
+	fleet *fleet
+	svc   *services
 }
 
 // launch resolves the flags — prepare, when set, may then reshape the configuration (a
@@ -43,6 +49,11 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 	}
 	if prepare != nil {
 		if err := prepare(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if f.child {
+		if err := f.takeShare(&cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -68,6 +79,12 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 	if err := f.checkOutput(); err != nil {
 		return nil, err
 	}
+	var segs []fleetSegment
+	if !f.child {
+		if segs, err = f.fleetPlan(&cfg, plan); err != nil {
+			return nil, err
+		}
+	}
 	progress := newProgressLine(stderr, f.quiet)
 	ctx, stop := signalContext(progress)
 	exports, err := f.liveFlags.start(stdout, stderr, progress)
@@ -77,6 +94,22 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 	}
 	stopSignals := stop
 	stop = func() { exports.close(); stopSignals() }
+	if f.child {
+		progress.observe(childProgressWriter(stdout))
+	}
+	if segs != nil {
+		l, err := f.launchFleet(ctx, cfg, plan, segs, progress, stderr)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		if l.s != nil {
+			exports.sampleRedis(ctx, l.s)
+		}
+		l.ctx, l.stop, l.prof, l.progress, l.live = ctx, stop, prof, progress, exports
+		l.report = f.liveFlags.reportWriter(f.out, stdout, stderr)
+		return l, nil
+	}
 	s, err := f.open(ctx, &cfg, plan)
 	if err != nil {
 		stop()
@@ -113,8 +146,31 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 }
 
 func (l *launch) close() {
-	l.s.close()
-	l.stop()
+	if l.s != nil {
+		l.s.close()
+	}
+	l.svc.close()
+	if l.stop != nil {
+		l.stop()
+	}
+}
+
+// run runs the phases — in this process, or in the --procs fleet — into sum.
+func (l *launch) run(sum *report.Summary) error {
+	if l.fleet == nil {
+		var err error
+		sum.Results, err = workload.Run(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress))
+		return err
+	}
+	merged, err := l.fleet.run(l.ctx)
+	if merged != nil {
+		sum.Results = merged.Results
+		sum.Notes = appendNew(sum.Notes, merged.Notes...)
+		if l.s == nil {
+			sum.Target = merged.Target // the children reached it; they know what it is
+		}
+	}
+	return err
 }
 
 // writeMemProfile writes the allocation profile --memprofile asks for.
@@ -132,7 +188,11 @@ func (f *loadFlags) writeMemProfile() error {
 
 // summary starts the report of this launch.
 func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
-	return f.summary(kind, &l.cfg, l.prof, l.s)
+	s := l.s
+	if s == nil {
+		s = &session{conn: &target.Conn{}, plan: &faults.Plan{}, svc: l.svc}
+	}
+	return f.summary(kind, &l.cfg, l.prof, s)
 }
 
 // complete ends a run: an error that is not the interruption is returned as is; otherwise

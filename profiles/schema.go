@@ -39,6 +39,7 @@ var topFields = []field{
 	{"ttl", kindDuration, "10s", "lease time Redis keeps a lock, with a unit"},
 	{"watchdog", kindText, "auto", "lease renewal: off, auto (= ttl/3) or an interval below the ttl"},
 	{"wait", kindText, "pubsub", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
+	{"procs", kindInt, "4", "run as this many lockbench processes on this machine, the workers split among them (--procs)"},
 	{"topology", kindText, "single", "the Redis a spawned target runs: single, redlock, sentinel or cluster"},
 	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in every phase (see lockbench faults)"},
 	{"phases", kindPhases, "[{strategy: token}]", "explicit phases, each one strategy with the settings that differ for it"},
@@ -55,6 +56,7 @@ var phaseFields = []field{
 	{"rate", kindNumber, "5000", "open loop: acquisitions started per second regardless of completions (0 = closed loop)"},
 	{"keys", kindInt, "1000", "distinct lock keys (1 = one hot key)"},
 	{"hold", kindText, "exp:1ms", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
+	{"procs", kindInt, "4", "run this phase as this many lockbench processes, the workers split among them"},
 	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in this phase, besides the top-level ones"},
 }
 

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// The fleet's children run the lockbench binary (the test binary is not lockbench), so the
+// parent is that binary too.
+
+func TestProcsBadInputExit2(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"run", "--procs", "0"}, "--procs 0"},
+		{[]string{"run", "--procs", "-1"}, "--procs -1"},
+		{[]string{"run", "--procs", "5", "--workers", "4"}, "more processes than workers"},
+		{[]string{"run", "--procs", "2", "--node", "1/2", "--barrier", "b"}, "--procs and --node"},
+		{[]string{"capacity", "--procs", "2", "--slo", "p99=5ms"}, "capacity does not take --procs"},
+		{[]string{"run", "--procs", "2", "--fault", "kill:node=0,at=1s"}, "node faults"},
+	} {
+		code, _, stderr := cli(append(tc.args, "--redis", "127.0.0.1:1")...)
+		if code != exitUsage || !strings.Contains(stderr, tc.mention) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, one line mentioning %q", tc.args, code, stderr, tc.mention)
+		}
+	}
+}
+
+func TestChildShareSplitsTheRemainderOverTheFirst(t *testing.T) {
+	var got []int
+	total := 0
+	for node := 1; node <= 3; node++ {
+		cfg := workload.Config{Workers: 100, MaxInflight: 100, Rate: 300, Phases: []workload.Phase{{Workers: 100, MaxInflight: 100, Rate: 300}}}
+		childShare(&cfg, node, 3)
+		got = append(got, cfg.Phases[0].Workers)
+		total += cfg.Workers
+		if cfg.Phases[0].Rate != 100 || cfg.Phases[0].MaxInflight != cfg.Phases[0].Workers {
+			t.Errorf("node %d: rate %v, max-inflight %d; want 100 and its workers", node, cfg.Phases[0].Rate, cfg.Phases[0].MaxInflight)
+		}
+	}
+	if !slices.Equal(got, []int{34, 33, 33}) || total != 100 {
+		t.Errorf("100 workers over 3 processes: %v (total %d), want [34 33 33]", got, total)
+	}
+}
+
+// A lease shorter than the hold lets a second holder in; with one worker per process, only
+// the cross-process check can see it.
+func TestProcsSeesOverlapsBetweenProcesses(t *testing.T) {
+	redistest.Require(t)
+	s, code, stderr := runBinaryJSON(t, "run", "--procs", "3", "--workers", "3", "--keys", "1", "--strategy", "token",
+		"--ttl", "100ms", "--hold", "250ms", "--duration", "2s", "--warmup", "0s")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := s.Results[0]
+	cp := r.Safety.CrossProcess
+	if cp == nil || cp.Processes != 3 || cp.Overlaps == 0 {
+		t.Fatalf("cross-process check %+v; want 3 processes with overlaps", cp)
+	}
+	if r.Safety.Overlaps != cp.Overlaps {
+		t.Errorf("each process has one worker, yet the processes' own oracles saw %d overlaps beside the %d between them", r.Safety.Overlaps-cp.Overlaps, cp.Overlaps)
+	}
+	if !strings.HasPrefix(r.Verdict, "UNSAFE") || r.Workers != 3 {
+		t.Errorf("verdict %q over %d workers; want UNSAFE over 3", r.Verdict, r.Workers)
+	}
+}
+
+// The parent dies by SIGKILL mid-run: its children, and the redis-server it spawned, go
+// with it.
+func TestProcsChildrenDieWithTheParent(t *testing.T) {
+	redistest.Require(t)
+	cmd := exec.Command(binary(t), "run", "--procs", "2", "--workers", "4", "--duration", "1m", "--warmup", "0s", "-q")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var kids []int
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		kids = children(cmd.Process.Pid)
+		if lockbenchKids(kids) == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if lockbenchKids(kids) != 2 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the parent did not start 2 children: %s; stderr %s", describeProcs(kids), stderr.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline = time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && anyAlive(kids) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if anyAlive(kids) {
+		left := describeProcs(kids)
+		for _, pid := range kids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("after SIGKILL of the parent, still running: %s", left)
+	}
+}
+
+func lockbenchKids(pids []int) int {
+	n := 0
+	for _, pid := range pids {
+		if line, err := proc.CommandLine(pid); err == nil && strings.Contains(line, "--procs-child") {
+			n++
+		}
+	}
+	return n
+}
+
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if st := proc.State(pid); st != 0 && st != 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// With --redis the children reach Redis themselves: one that cannot is the run's error.
+func TestProcsChildErrorIsTheRunsError(t *testing.T) {
+	redistest.Require(t)
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port) // nothing listens there
+	cmd := exec.Command(binary(t), "run", "--procs", "2", "--workers", "2", "--redis", addr,
+		"--connect-timeout", "2s", "--duration", "1s", "--warmup", "0s", "-q")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if exitStatus(err) != exitFailure {
+		t.Fatalf("exit %v; want 1. stderr: %s", err, stderr.String())
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "of the --procs fleet failed") || !strings.Contains(msg, addr) {
+		t.Errorf("stderr %q; want the failed process and its error naming %s", msg, addr)
+	}
+}
