@@ -76,7 +76,8 @@ func newMutex(info strategies.Info, o strategies.Options) (strategies.Strategy, 
 	}
 	m := &mutex{info: info, cli: cli, lease: LeaseSeconds(o.TTL), sessions: map[string]*concurrency.Session{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	m.ka = &keepAliver{Lease: cli.Lease, every: time.Duration(m.lease) * time.Second / 3, hook: o.Hooks.BeforeRenew}
+	ttl := time.Duration(m.lease) * time.Second
+	m.ka = &keepAliver{Lease: cli.Lease, every: ttl / 3, ttl: ttl, hook: o.Hooks.BeforeRenew}
 	cli.Lease = m.ka
 	return m, nil
 }
@@ -245,16 +246,23 @@ func (l *lease) Lost() <-chan struct{} { return l.s.Done() }
 
 // keepAliver is the client's Lease with KeepAlive replaced by a loop of KeepAliveOnce every
 // `every`, each after the BeforeRenew hook of the lease's owner: a frozen owner's lease is
-// not renewed. A failed keep-alive (the lease is gone) ends the loop, and so the session.
+// not renewed. Like the client's own loop it gives a lease up only when the lease could
+// really be gone: at once when the server says it is (ErrLeaseNotFound), else once its ttl
+// has passed since the last keep-alive it answered. A failed call (a member restarting while
+// another answers, a leader election) is retried every retryWait until then.
 type keepAliver struct {
 	clientv3.Lease
 	every    time.Duration
+	ttl      time.Duration // the lease's ttl, as granted
 	hook     func(ctx context.Context, key, owner string)
 	owners   sync.Map // clientv3.LeaseID -> owner
 	renewed  sync.Map // clientv3.LeaseID -> time.Time: when its last answered keep-alive was sent
 	renewals atomic.Uint64
-	failures atomic.Uint64
+	failures atomic.Uint64 // leases given up: gone, or not renewed before their lapse
 }
+
+// retryWait is the pause between a failed keep-alive and the next, as in the client's loop.
+const retryWait = 500 * time.Millisecond
 
 func (k *keepAliver) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
 	ch := make(chan *clientv3.LeaseKeepAliveResponse, 1)
@@ -262,11 +270,15 @@ func (k *keepAliver) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan
 	if v, ok := k.owners.Load(id); ok {
 		owner = v.(string)
 	}
+	last := time.Now()
+	if v, ok := k.renewed.Load(id); ok {
+		last = v.(time.Time)
+	}
 	go func() {
 		defer close(ch)
 		defer k.owners.Delete(id)
 		defer k.renewed.Delete(id)
-		t := time.NewTicker(k.every)
+		t := time.NewTimer(k.every)
 		defer t.Stop()
 		for {
 			select {
@@ -277,23 +289,39 @@ func (k *keepAliver) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan
 			if k.hook != nil {
 				k.hook(ctx, "", owner)
 			}
+			sent := time.Now()
+			lapse := last.Add(k.ttl) // the earliest the server can drop the lease
 			if ctx.Err() != nil {
 				return
 			}
-			sent := time.Now()
-			resp, err := k.Lease.KeepAliveOnce(ctx, id)
-			if err != nil {
-				if ctx.Err() == nil {
-					k.failures.Add(1)
-				}
+			if !sent.Before(lapse) {
+				k.failures.Add(1)
 				return
 			}
+			// KeepAliveOnce retries an unavailable member by itself, without end: the
+			// lease's lapse bounds it.
+			actx, cancel := context.WithDeadline(ctx, lapse)
+			resp, err := k.Lease.KeepAliveOnce(actx, id)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+					k.failures.Add(1)
+					return
+				}
+				t.Reset(min(retryWait, time.Until(lapse)))
+				continue
+			}
+			last = sent
 			k.renewals.Add(1)
 			k.renewed.Store(id, sent)
 			select {
 			case ch <- resp:
 			default:
 			}
+			t.Reset(k.every)
 		}
 	}()
 	return ch, nil
