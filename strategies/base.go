@@ -38,7 +38,7 @@ type base struct {
 func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
 	b := &base{info: info, o: o, releasePause: o.Hooks.ReleasePause}
 	if o.Wait.Kind == WaitPubSub {
-		n, err := newNotifier(notifyVia)
+		n, err := newNotifier(notifyVia, o.TTL)
 		if err != nil {
 			return nil, err
 		}
@@ -70,14 +70,16 @@ func (b *base) Close() error {
 	return nil
 }
 
-// channel is where releases of key are announced for the pubsub wait policy; "" without it.
+// channel is where this process's waiters for key are told it is their turn, for the pubsub
+// wait policy; "" without it.
 func (b *base) channel(key string) string {
 	if b.notify == nil {
 		return ""
 	}
-	return releaseChannel(key)
+	return b.notify.turnChannel(key)
 }
 
+// releaseChannel is where the fair lock addresses the waiter it handed the lock to.
 func releaseChannel(key string) string { return "lockbench:released:" + key }
 
 // attempt is one try at a lock: a lease when acquired, (nil, nil) when someone else holds it.
@@ -191,10 +193,12 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		if w != nil {
 			wake = w.wake
 		}
+		timedOut := false
 		select {
 		case <-ctx.Done():
 			return nil, notAcquired(ctx, key)
 		case <-timer.C:
+			timedOut = true
 		case <-wake:
 		}
 		if w != nil {
@@ -207,6 +211,9 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 			return l, b.attemptErr(ctx, key, err)
 		}
 		retryIn = in
+		if timedOut && w != nil {
+			b.notify.rejoin(ctx, w) // no turn came for a whole pause: make sure one can
+		}
 	}
 }
 
@@ -231,19 +238,63 @@ func (b *base) leave(w *waiter) {
 	}
 }
 
-// announce returns the channel and payload a release of key publishes ("" without pubsub).
-func (b *base) announce(key string) (channel, payload string) {
-	if b.notify == nil {
-		return "", ""
+// Results of turn.lua.
+const (
+	turnNotOwner  = 0 // the lock did not hold the token
+	turnElsewhere = 1 // released; another process has the turn, or nobody waits
+	turnHanded    = 2 // released to the token given for a local waiter
+	turnOurs      = 3 // released; the turn is this process's: wake a local waiter
+)
+
+// releaseTurn releases the lock name (stored under key) and passes the turn for the pubsub
+// wait policy in one script (turn.lua): compare-and-delete when tok is set, a blind DEL
+// when it is "", or a hand-over to the token handoff when the turn is this process's.
+// local says whether a waiter of this process may take the turn; when handoff is set it is
+// the waiter reserved for it.
+func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string) (int64, error) {
+	args := append(b.turnArgs(name), tok, handoff)
+	if handoff != "" {
+		args[1] = "1"
 	}
-	return releaseChannel(key), b.notify.self
+	return turnScript.Exec(ctx, c, []string{waitList(name), key}, args).AsInt64()
 }
 
-// releasedLocally wakes the next waiter of this process for key after a release by it.
-func (b *base) releasedLocally(key string) {
-	if b.notify != nil && b.notify.released(releaseChannel(key)) {
-		runtime.Gosched()
+// turnArgs are turn.lua's first arguments for the lock name, room for two more included.
+func (b *base) turnArgs(name string) []string {
+	n, ch := b.notify, b.notify.turnChannel(name)
+	local := ""
+	if n.hasWaiters(ch) {
+		local = "1"
 	}
+	return append(make([]string, 0, 6), ch, local, n.counted, n.ttlArg)
+}
+
+// turned acts on what releaseTurn returned: on this process's turn its next waiter for name
+// is woken; on another's, nobody here is (they would barge in on the process addressed).
+func (b *base) turned(name string, r int64) error {
+	switch r {
+	case turnNotOwner:
+		return ErrNotOwner
+	case turnOurs:
+		if b.notify.released(name, b.notify.turnChannel(name)) {
+			runtime.Gosched()
+		}
+	}
+	return nil
+}
+
+// blindDelete is the unlock of the naive strategies: DEL whatever the key holds (seeds 000,
+// 003, 004 before their fixes). With the pubsub wait policy the DEL runs in turn.lua, which
+// passes the turn on.
+func (b *base) blindDelete(ctx context.Context, c rueidis.Client, name, key string) error {
+	if b.notify == nil {
+		return c.Do(ctx, c.B().Del().Key(key).Build()).Error()
+	}
+	r, err := b.releaseTurn(ctx, c, name, key, "", "")
+	if err != nil {
+		return err
+	}
+	return b.turned(name, r)
 }
 
 // pause is how long to sleep before retry n (0-based), retryIn being what the last attempt

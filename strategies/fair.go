@@ -23,6 +23,10 @@ import (
 type fair struct {
 	*base
 	c rueidis.Client
+	// queueTTL is the queue's ttl in ms (issue 21 item 15: a queue left by a killed process
+	// must not stay forever), reset by every enqueue and every poll of a queued waiter: twice
+	// the longest a waiter goes between polls (the ttl under pubsub, else the policy's pause).
+	queueTTL string
 }
 
 func newFair(info Info, o *resolved) (Strategy, error) {
@@ -31,11 +35,12 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 		return nil, err
 	}
 	if b.notify == nil {
-		if b.notify, err = newNotifier(o.Client); err != nil {
+		if b.notify, err = newNotifier(o.Client, o.TTL); err != nil {
 			return nil, err
 		}
 	}
-	return &fair{base: b, c: o.Client}, nil
+	poll := max(o.TTL, o.Wait.Max, o.Wait.Interval)
+	return &fair{base: b, c: o.Client, queueTTL: strconv.FormatInt(2*poll.Milliseconds(), 10)}, nil
 }
 
 func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
@@ -65,11 +70,11 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 		deadline = dl.UnixMilli()
 	}
 	entry := strconv.FormatInt(deadline, 10) + ":" + tok
-	args := []string{tok, s.o.ttlArg, entry, "0"}
+	args := []string{tok, s.o.ttlArg, entry, "0", s.queueTTL}
 
 	// Register for the addressed wake-up before the first attempt: once the channel is
 	// subscribed, a hand-over announced after this point cannot be missed.
-	w, err := s.notify.enter(key, s.channel(key), tok, owner)
+	w, err := s.notify.enter(key, releaseChannel(key), tok, owner)
 	if err != nil {
 		return nil, s.attemptErr(ctx, key, err)
 	}
@@ -84,7 +89,7 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 		// Leave the queue, and pass the lock on if it was handed to us meanwhile.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
-		_ = fairReleaseScript.Exec(cctx, s.c, keys, []string{tok, s.o.ttlArg, nowMS(), s.channel(key), entry}).Error()
+		_ = fairReleaseScript.Exec(cctx, s.c, keys, []string{tok, s.o.ttlArg, nowMS(), releaseChannel(key), entry}).Error()
 		return nil, s.attemptErr(ctx, key, err)
 	}
 
@@ -134,7 +139,7 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 
 func (s *fair) release(ctx context.Context, l *lease) error {
 	n, err := fairReleaseScript.Exec(ctx, s.c, []string{l.key, l.key + ":q"},
-		[]string{l.token, s.o.ttlArg, nowMS(), s.channel(l.name), ""}).AsInt64()
+		[]string{l.token, s.o.ttlArg, nowMS(), releaseChannel(l.name), ""}).AsInt64()
 	if err != nil {
 		return err
 	}

@@ -50,12 +50,7 @@ func (s *getDel) release(ctx context.Context, l *lease) error {
 	if s.pause != nil {
 		s.pause(ctx, l.name, l.owner)
 	}
-	ch, payload := s.announce(l.name)
-	if err := blindDelete(ctx, s.c, l.key, ch, payload); err != nil {
-		return err
-	}
-	s.releasedLocally(l.name)
-	return nil
+	return s.blindDelete(ctx, s.c, l.name, l.key)
 }
 
 func (s *getDel) renew(ctx context.Context, l *lease) (bool, error) {

@@ -24,12 +24,7 @@ func newNaive(info Info, o *resolved) (*naive, error) {
 }
 
 func (s *naive) release(ctx context.Context, l *lease) error {
-	ch, payload := s.announce(l.name)
-	if err := blindDelete(ctx, s.c, l.key, ch, payload); err != nil {
-		return err
-	}
-	s.releasedLocally(l.name)
-	return nil
+	return s.blindDelete(ctx, s.c, l.name, l.key)
 }
 
 func (s *naive) renew(context.Context, *lease) (bool, error) { return false, errNoRenew }

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,20 +26,30 @@ import (
 //
 // Local queue: the waiters of one lock in this process form a FIFO. A waiter registers
 // before its first attempt; while others wait ahead of it, it does not try at all, so that
-// only the head contends with Redis. When this process releases the lock, the next local
-// waiter is woken at once, without waiting for the release's message to come back.
+// only the head contends with Redis.
 //
-// Messages: a release announces itself with its process's payload. A message wakes exactly
-// one local waiter, never a herd: another process's release wakes the longest-waiting
-// anonymous waiter that has no wake-up pending; this process's own release was handled
-// locally and its message is ignored; any other payload wakes only the waiter registered
-// with that id (the fair lock addresses its next owner this way) and is ignored by processes
-// that have no such waiter.
+// Turns across processes (issue 20: a process that handed its releases to its own waiters
+// starved the others). Anonymous waiters listen on a channel of their process's own per lock,
+// and a process with such waiters is a member of the lock's list of waiting processes in
+// Redis ({lock}:pw, turn.lua), joined with the channel's first SUBSCRIBE and left when the
+// channel's linger ends. Every release passes the turn round robin over that list: to another
+// process by a message on its channel, which wakes its longest-waiting local waiter, or, when
+// the turn is the releaser's own (a single process, or the others had theirs), to the next
+// local waiter at once, in the release's own script for token. So a release never serves its
+// own waiters while another process waits, and costs what it did before: one round trip.
+// A process given a turn it cannot use (it only lingers) passes it on. The list expires a ttl
+// after the last release or join; a waiter whose timer fires joins again.
+//
+// Waiters registered with an id (the fair lock's) share one channel per lock, on which a
+// message carries the id of the waiter it wakes.
 //
 // Waiters never depend on messages for liveness: the wait loop always sleeps on a timer too.
 type notifier struct {
-	src  rueidis.Client
-	self string // the payload of this process's release announcements
+	c       rueidis.Client // where the locks' keys live: the turn lists
+	src     rueidis.Client // where subscriptions go
+	id      string         // this process's suffix of its turn channels
+	ttlArg  string         // the turn lists' ttl, in ms: the locks' ttl
+	counted string         // turn.lua's ARGV[3]: "1" when PUBLISH counts the receivers
 
 	mu     sync.Mutex
 	conn   rueidis.DedicatedClient
@@ -58,6 +69,7 @@ type notifier struct {
 }
 
 type subscription struct {
+	pw      string        // the lock's list of waiting processes, for a turn channel; else ""
 	waiters []*waiter     // FIFO, by registration
 	ready   chan struct{} // closed on the first SUBSCRIBE confirmation on the current connection
 	sent    int           // SUBSCRIBE commands sent for this entry
@@ -83,18 +95,18 @@ type waiter struct {
 // notifyLinger is how long a channel stays subscribed with nobody waiting on it.
 const notifyLinger = 500 * time.Millisecond
 
-// releasePrefix starts every release announcement; the rest identifies the process.
-const releasePrefix = "r:"
-
-func newNotifier(c rueidis.Client) (*notifier, error) {
+func newNotifier(c rueidis.Client, ttl time.Duration) (*notifier, error) {
 	if c == nil {
 		return nil, &OptionError{Field: "client", Value: "nil", Reason: "the pubsub wait policy needs a Redis client"}
 	}
 	var nonce [6]byte
 	_, _ = crand.Read(nonce[:])
 	n := &notifier{
-		src: subscribeNode(c), self: releasePrefix + hex.EncodeToString(nonce[:]),
-		chans: make(map[string]*subscription), stop: make(chan struct{}), seed: maphash.MakeSeed(),
+		c: c, src: subscribeNode(c), id: hex.EncodeToString(nonce[:]), ttlArg: strconv.FormatInt(ttl.Milliseconds(), 10),
+		counted: "1", chans: make(map[string]*subscription), stop: make(chan struct{}), seed: maphash.MakeSeed(),
+	}
+	if c.Mode() == rueidis.ClientModeCluster {
+		n.counted = "" // a node counts its own subscribers only
 	}
 	go n.sweep()
 	return n, nil
@@ -120,6 +132,16 @@ func subscribeNode(c rueidis.Client) rueidis.Client {
 
 var errNotifierClosed = errors.New("pubsub notifier closed")
 
+// turnPrefix starts every turn channel: turnPrefix + lock name + ":" + process id.
+const turnPrefix = "lockbench:turn:"
+
+// turnChannel is where this process's anonymous waiters for key are told it is their turn;
+// it is also the process's member in the lock's list of waiting processes.
+func (n *notifier) turnChannel(key string) string { return turnPrefix + key + ":" + n.id }
+
+// waitList is the lock's list of waiting processes, in the lock's hash slot.
+func waitList(key string) string { return hashTagged(key) + ":pw" }
+
 func (n *notifier) bucket(key string) *atomic.Int32 {
 	return &n.busy[maphash.String(n.seed, key)%uint64(len(n.busy))]
 }
@@ -140,6 +162,9 @@ func (n *notifier) enter(key, ch, id, owner string) (*waiter, error) {
 	s := n.chans[ch]
 	if s == nil {
 		s = &subscription{ready: make(chan struct{})}
+		if id == "" {
+			s.pw = waitList(key)
+		}
 		n.chans[ch] = s
 	}
 	w.sub, w.ahead = s, len(s.waiters)
@@ -194,16 +219,24 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 		n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(resubscribe...).Build()})
 	}
 	if first {
+		// The process joins the lock's waiting processes in the same round trip.
 		n.subscribes.Add(1)
-		sent := make(chan error, 1)
+		sent := make(chan error, 2)
 		go func() { sent <- n.sendSubscribe(conn, w.ch) }()
-		select {
-		case err := <-sent:
-			if err != nil {
-				return err
+		pending := 1
+		if s.pw != "" {
+			pending++
+			go func() { sent <- n.join(context.Background(), s.pw, w.ch) }()
+		}
+		for range pending {
+			select {
+			case err := <-sent:
+				if err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err() // the SUBSCRIBE goes on; its confirmation serves the next waiter
 			}
-		case <-ctx.Done():
-			return ctx.Err() // the SUBSCRIBE goes on; its confirmation serves the next waiter
 		}
 	}
 	select {
@@ -235,7 +268,9 @@ func (n *notifier) leave(w *waiter) (untaken Lease) {
 	if w.id == "" && untaken == nil {
 		select {
 		case <-w.wake:
-			s.wakeOne()
+			if !s.wakeOne() && s.pw != "" {
+				go n.passOn(s.pw, w.ch) // it may have been this process's turn
+			}
 		default:
 		}
 	}
@@ -294,20 +329,31 @@ func (n *notifier) take(w *waiter) Lease {
 	return l
 }
 
-// released is this process releasing the lock of ch: the next local waiter is woken now.
-// It reports whether one was.
-func (n *notifier) released(ch string) bool {
+// hasWaiters reports whether an anonymous waiter of this process waits on ch.
+func (n *notifier) hasWaiters(ch string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if s := n.chans[ch]; s != nil {
-		return s.wakeOne()
+	s := n.chans[ch]
+	return s != nil && slices.ContainsFunc(s.waiters, func(w *waiter) bool { return w.id == "" })
+}
+
+// released is this process's turn after its own release of the lock of ch: the next local
+// waiter is woken now. It reports whether one was; when none was, the turn is passed on.
+func (n *notifier) released(key, ch string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.chans[ch]; s != nil && s.wakeOne() {
+		return true
 	}
+	go n.passOn(waitList(key), ch) // the waiter left meanwhile
 	return false
 }
 
-// wakeOne wakes the longest-waiting anonymous waiter that has no wake-up pending. Waiters
-// with an id are woken by their id only: for them a wake-up carries meaning.
+// wakeOne wakes the longest-waiting anonymous waiter that has no wake-up pending, and
+// reports whether an anonymous waiter now has one (a waiter already woken will try anyway).
+// Waiters with an id are woken by their id only: for them a wake-up carries meaning.
 func (s *subscription) wakeOne() bool {
+	pending := false
 	for _, w := range s.waiters {
 		if w.id != "" {
 			continue
@@ -315,25 +361,28 @@ func (s *subscription) wakeOne() bool {
 		select {
 		case w.wake <- struct{}{}:
 			return true
-		default: // already has a wake-up pending; it will try anyway
+		default:
+			pending = true
 		}
 	}
-	return false
+	return pending
 }
 
 func (n *notifier) onMessage(m rueidis.PubSubMessage) {
 	n.messages.Add(1)
-	if m.Message == n.self {
-		return // our own release: released already woke the next local waiter
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.chans[m.Channel]
 	if s == nil {
+		if key, ok := n.turnKey(m.Channel); ok {
+			go n.passOn(waitList(key), m.Channel) // a turn that came as the channel was let go
+		}
 		return
 	}
-	if strings.HasPrefix(m.Message, releasePrefix) {
-		s.wakeOne()
+	if s.pw != "" {
+		if !s.wakeOne() {
+			go n.passOn(s.pw, m.Channel) // lingering: nobody here wants the lock now
+		}
 		return
 	}
 	for _, w := range s.waiters {
@@ -345,6 +394,53 @@ func (n *notifier) onMessage(m rueidis.PubSubMessage) {
 			return
 		}
 	}
+}
+
+// turnKey returns the lock name of one of this process's turn channels.
+func (n *notifier) turnKey(ch string) (string, bool) {
+	key, ok := strings.CutPrefix(ch, turnPrefix)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(key, ":"+n.id)
+}
+
+// join makes this process, whose member is ch, a waiting process of the lock (join.lua).
+// It runs on its own deadline, like sendSubscribe: it serves every waiter on ch.
+func (n *notifier) join(ctx context.Context, pw, ch string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
+	defer cancel()
+	return joinScript.Exec(ctx, n.c, []string{pw}, []string{ch, n.ttlArg}).Error()
+}
+
+// rejoin joins again for w, whose wait timed out: the list may have expired (no release or
+// join for a ttl) or lost this process, which would then get no turns.
+func (n *notifier) rejoin(ctx context.Context, w *waiter) {
+	if w.sub.pw != "" {
+		_ = n.join(ctx, w.sub.pw, w.ch)
+	}
+}
+
+// passOn gives a turn this process cannot use to the next waiting process (turn.lua without
+// a lock). It runs on a goroutine of its own: never under n.mu, never in a pubsub hook.
+func (n *notifier) passOn(pw, ch string) {
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+	defer cancel()
+	_ = turnScript.Exec(ctx, n.c, []string{pw}, []string{ch, "", n.counted, n.ttlArg}).Error()
+}
+
+// leaveLists takes this process out of the waiting lists of channels it no longer listens on.
+func (n *notifier) leaveLists(chans map[string]string, timeout time.Duration) {
+	if len(chans) == 0 {
+		return
+	}
+	cmds := make(rueidis.Commands, 0, len(chans))
+	for ch, pw := range chans {
+		cmds = append(cmds, n.c.B().Lrem().Key(pw).Count(0).Element(ch).Build())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	n.c.DoMulti(ctx, cmds...)
 }
 
 // onSubscription counts the confirmations of connection gen. A confirmation still in flight
@@ -421,12 +517,16 @@ func (n *notifier) sweep() {
 		case <-t.C:
 		}
 		var idle []string
+		lists := make(map[string]string) // turn channel -> its waiting list, to leave
 		n.mu.Lock()
 		conn := n.conn
 		for ch, s := range n.chans {
 			if len(s.waiters) == 0 && s.acked == s.sent && time.Since(s.idle) >= notifyLinger {
 				if s.sent > 0 {
 					idle = append(idle, ch)
+					if s.pw != "" {
+						lists[ch] = s.pw
+					}
 				}
 				delete(n.chans, ch)
 			}
@@ -436,8 +536,10 @@ func (n *notifier) sweep() {
 			continue
 		}
 		n.send(conn, rueidis.Commands{conn.B().Unsubscribe().Channel(idle...).Build()})
+		n.leaveLists(lists, subscribeTimeout)
 		// A waiter that came for one of these channels meanwhile may have had its SUBSCRIBE
-		// sent before the UNSUBSCRIBE, which then undid it: subscribe those once more.
+		// and join sent before the UNSUBSCRIBE and the leave, which then undid them:
+		// subscribe and join those once more.
 		var again []string
 		n.mu.Lock()
 		for _, ch := range idle {
@@ -449,6 +551,11 @@ func (n *notifier) sweep() {
 		n.mu.Unlock()
 		if len(again) > 0 {
 			n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(again...).Build()})
+			for _, ch := range again {
+				if pw := lists[ch]; pw != "" {
+					_ = n.join(context.Background(), pw, ch)
+				}
+			}
 		}
 	}
 }
@@ -493,8 +600,16 @@ func (n *notifier) close() {
 	close(n.stop)
 	free := n.free
 	n.conn, n.free = nil, nil
+	lists := make(map[string]string)
+	for ch, s := range n.chans {
+		if s.pw != "" && s.sent > 0 {
+			lists[ch] = s.pw
+		}
+	}
 	n.mu.Unlock()
 	if free != nil {
 		free()
 	}
+	n.leaveLists(lists, time.Second) // turns no longer go to a process that closed
+
 }

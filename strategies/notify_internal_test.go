@@ -16,7 +16,7 @@ import (
 func TestSubscribeOutlivesTheWaiterThatSentIt(t *testing.T) {
 	t.Parallel()
 	_, c := redistest.Server(t) // a server of its own: this test pauses it
-	n, err := newNotifier(c)
+	n, err := newNotifier(c, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func (s *redlock) attempt(ctx context.Context, key, owner string) (Lease, time.D
 	}
 	// Undo the partial lock so that it does not block others until it expires.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)
-	s.unlockAll(uctx, key, tok, "", "")
+	s.unlockAll(uctx, key, tok, false)
 	cancel()
 	if granted == 0 && failed > len(s.nodes)-s.quorum {
 		return nil, 0, fmt.Errorf("no majority reachable: %d of %d nodes failed: %w", failed, len(s.nodes), firstErr)
@@ -120,15 +120,23 @@ func (s *redlock) lockAll(ctx context.Context, key, tok string) (granted, failed
 }
 
 // unlockAll runs compare-and-delete on every node in turn and counts the nodes where the
-// lock was still ours. channel, when set, is announced (with payload) on the first node.
-func (s *redlock) unlockAll(ctx context.Context, key, tok, channel, payload string) (held int, firstErr error) {
+// lock was still ours. With turn (and the pubsub wait policy) the first node's release passes
+// the turn on (turn.lua); ours is then turn.lua's turnOurs.
+func (s *redlock) unlockAll(ctx context.Context, key, tok string, turn bool) (held int, ours bool, firstErr error) {
 	for i, c := range s.nodes {
-		ch := ""
-		if i == 0 {
-			ch = channel
-		}
 		nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
-		err := compareDelete(nctx, c, key, tok, ch, payload)
+		var err error
+		if i == 0 && turn && s.notify != nil {
+			var r int64
+			if r, err = s.releaseTurn(nctx, c, key, key, tok, ""); err == nil {
+				ours = r == turnOurs
+				if r == turnNotOwner {
+					err = ErrNotOwner
+				}
+			}
+		} else {
+			err = compareDelete(nctx, c, key, tok)
+		}
 		cancel()
 		switch {
 		case err == nil:
@@ -137,7 +145,7 @@ func (s *redlock) unlockAll(ctx context.Context, key, tok, channel, payload stri
 			firstErr = err
 		}
 	}
-	return held, firstErr
+	return held, ours, firstErr
 }
 
 type redlockLease struct {
@@ -160,10 +168,11 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	if pause := l.s.releasePause; pause != nil {
 		pause(ctx, l.name, l.owner)
 	}
-	ch, payload := l.s.announce(l.name)
-	held, err := l.s.unlockAll(ctx, l.name, l.token, ch, payload)
+	held, ours, err := l.s.unlockAll(ctx, l.name, l.token, true)
 	if held >= l.s.quorum {
-		l.s.releasedLocally(l.name)
+		if ours {
+			_ = l.s.turned(l.name, turnOurs)
+		}
 		return nil
 	}
 	if err != nil && ctx.Err() == nil {

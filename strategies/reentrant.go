@@ -124,15 +124,20 @@ func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, 
 }
 
 func (s *reentrantHash) release(ctx context.Context, l *lease) error {
-	ch, payload := s.announce(l.name)
-	n, err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, ch, payload}).AsInt64()
+	n, err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token}).AsInt64()
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
 	case err != nil:
 		return err
-	case n == 1: // the last hold: the lock is free
-		s.releasedLocally(l.name)
+	case n == 1 && s.notify != nil:
+		// The last hold: the lock is free; pass the turn on (a second round trip: the hash
+		// release is a script of its own).
+		r, err := turnScript.Exec(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(l.name)).AsInt64()
+		if err != nil {
+			return err
+		}
+		return s.turned(l.name, r)
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package strategies
 
 import (
-	"crypto/sha1"
 	"embed"
-	"encoding/hex"
 
 	"github.com/redis/rueidis"
 )
@@ -26,17 +24,10 @@ func scriptSource(name string) string {
 	return string(src)
 }
 
-// scriptSHA is the SHA1 that EVALSHA names a script by, for the one place that pipelines a
-// script with a plain command (rueidis.Lua runs scripts alone).
-func scriptSHA(name string) string {
-	sum := sha1.Sum([]byte(scriptSource(name)))
-	return hex.EncodeToString(sum[:])
-}
-
 var (
 	unlockScript        = script("unlock")
-	unlockPublishScript = script("unlock_publish")
-	unlockPublishSHA    = scriptSHA("unlock_publish")
+	turnScript          = script("turn")
+	joinScript          = script("join")
 	renewScript         = script("renew")
 	fencedAcquireScript = script("fenced_acquire")
 	hashAcquireScript   = script("hash_acquire")

@@ -47,38 +47,37 @@ func (b *base) acquireToken(ctx context.Context, c rueidis.Client, ops leaseOps,
 }
 
 func (s *token) release(ctx context.Context, l *lease) error {
-	ch, payload := s.announce(l.name)
+	if s.notify == nil {
+		return compareDelete(ctx, s.c, l.key, l.token)
+	}
 	if s.handsOver {
-		if w := s.notify.reserveNext(ch); w != nil {
-			return s.releaseTo(ctx, l, w, ch, payload)
+		if w := s.notify.reserveNext(s.channel(l.name)); w != nil {
+			return s.releaseTo(ctx, l, w)
 		}
 	}
-	if err := compareDelete(ctx, s.c, l.key, l.token, ch, payload); err != nil {
+	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, "")
+	if err != nil {
 		return err
 	}
-	s.releasedLocally(l.name)
-	return nil
+	return s.turned(l.name, r)
 }
 
-// releaseTo releases l and, pipelined right behind the release, acquires the lock for w, a
-// waiter of this process: the handoff costs one round trip instead of two (release, wake w,
-// w's acquire). Redis runs exactly the commands it would if w acquired the lock itself,
-// SET NX PX with w's own token, and in the same order; a waiter elsewhere can still win in
-// between, and then w waits on as before.
-func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload string) error {
+// releaseTo releases l and, when the turn is this process's (no other process waits, or the
+// others had theirs), acquires the lock for w, a waiter of this process, in the same script:
+// SET with w's own token instead of the DEL. The handoff costs one round trip instead of two
+// (release, wake w, w's acquire). When another process has the turn, w waits on, not woken.
+func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter) error {
 	tok := newToken(w.owner)
-	rs := s.c.DoMulti(ctx,
-		s.c.B().Evalsha().Sha1(unlockPublishSHA).Numkeys(1).Key(l.key).Arg(l.token, ch, payload).Build(),
-		s.c.B().Set().Key(l.key).Value(tok).Nx().PxMilliseconds(s.o.ttlMS).Build())
+	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, tok)
 	var next Lease
-	switch err := rs[1].Error(); {
-	case err == nil:
+	switch {
+	case err == nil && r == turnHanded:
 		next = s.newLease(s, l.name, l.key, w.owner, tok, 0)
-	case !isReply(err):
-		// The reply was lost (connection, deadline): the SET may have run and left the lock
-		// to a token nobody holds. Take it back if so.
+	case err != nil && !isReply(err):
+		// The reply was lost (connection, deadline): the script may have run and left the
+		// lock to a token nobody holds. Take it back if so.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		_ = compareDelete(cctx, s.c, l.key, tok, "", "")
+		_ = compareDelete(cctx, s.c, l.key, tok)
 		cancel()
 	}
 	if !s.notify.handOver(w, next) && next != nil {
@@ -87,17 +86,10 @@ func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, ch, payload 
 		_ = next.Release(cctx)
 		cancel()
 	}
-
-	err := unlockResult(rs[0])
-	if re, ok := rueidis.IsRedisErr(err); ok && re.IsNoScript() {
-		// A server that has not seen the script yet (its first release, or a restart): the
-		// SET behind it found the lock still held, unless the lease had lapsed.
-		err = compareDelete(ctx, s.c, l.key, l.token, ch, payload)
+	if err != nil {
+		return err
 	}
-	if err == nil && next == nil {
-		s.releasedLocally(l.name) // someone elsewhere took it, or w left: wake the next one
-	}
-	return err
+	return s.turned(l.name, r)
 }
 
 func (s *token) renew(ctx context.Context, l *lease) (bool, error) {
@@ -120,13 +112,10 @@ func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) 
 	return err == nil, err
 }
 
-// compareDelete deletes key if it still holds tok, announcing the release on channel with
-// payload when channel is not empty. ErrNotOwner when the lock was no longer ours.
-func compareDelete(ctx context.Context, c rueidis.Client, key, tok, channel, payload string) error {
-	if channel == "" {
-		return unlockResult(unlockScript.Exec(ctx, c, []string{key}, []string{tok}))
-	}
-	return unlockResult(unlockPublishScript.Exec(ctx, c, []string{key}, []string{tok, channel, payload}))
+// compareDelete deletes key if it still holds tok. ErrNotOwner when the lock was no longer
+// ours.
+func compareDelete(ctx context.Context, c rueidis.Client, key, tok string) error {
+	return unlockResult(unlockScript.Exec(ctx, c, []string{key}, []string{tok}))
 }
 
 // unlockResult reads a compare-and-delete script's answer: 1 deleted, 0 not ours.
@@ -145,20 +134,6 @@ func unlockResult(r rueidis.RedisResult) error {
 func compareExtend(ctx context.Context, c rueidis.Client, key, tok, ttlArg string) (bool, error) {
 	n, err := renewScript.Exec(ctx, c, []string{key}, []string{tok, ttlArg}).AsInt64()
 	return n == 1, err
-}
-
-// blindDelete is the unlock of the naive strategies: DEL whatever the key holds (seeds 000,
-// 003, 004 before their fixes). With the pubsub wait policy the release is announced too.
-func blindDelete(ctx context.Context, c rueidis.Client, key, channel, payload string) error {
-	if channel == "" {
-		return c.Do(ctx, c.B().Del().Key(key).Build()).Error()
-	}
-	for _, r := range c.DoMulti(ctx, c.B().Del().Key(key).Build(), c.B().Publish().Channel(channel).Message(payload).Build()) {
-		if err := r.Error(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // hashTagged returns a key whose derived keys (key+suffix) land in its own Redis Cluster hash
@@ -233,12 +208,7 @@ func (s *setNXDel) Acquire(ctx context.Context, key, owner string) (Lease, error
 }
 
 func (s *setNXDel) release(ctx context.Context, l *lease) error {
-	ch, payload := s.announce(l.name)
-	if err := blindDelete(ctx, s.c, l.key, ch, payload); err != nil {
-		return err
-	}
-	s.releasedLocally(l.name)
-	return nil
+	return s.blindDelete(ctx, s.c, l.name, l.key)
 }
 
 func (s *setNXDel) renew(context.Context, *lease) (bool, error) {

@@ -500,8 +500,9 @@ func TestPubSubResubscribesAfterItsConnectionDies(t *testing.T) {
 	holdC := acquire(t, s, c, "holder-c")
 	waitOn(c)
 	waitFor(t, func() bool {
-		n, _ := e.client.Do(ctx, e.client.B().PubsubNumsub().Channel("lockbench:released:"+a).Build()).AsIntMap()
-		return n["lockbench:released:"+a] == 1
+		// a's turn channel (lockbench:turn:<key>:<process>) is subscribed again.
+		chans, _ := e.client.Do(ctx, e.client.B().PubsubChannels().Pattern("lockbench:turn:"+a+":*").Build()).AsStrSlice()
+		return len(chans) == 1
 	})
 
 	for _, h := range []strategies.Lease{holdA, holdB, holdC} {

@@ -3,7 +3,9 @@
 -- the head of the queue (fair_release.lua), so a queued waiter never competes again: it only
 -- learns, by its wake-up message or by polling, that the lock now holds its token.
 -- KEYS[1] lock, KEYS[2] queue (same hash slot);
--- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] queue entry, ARGV[4] '1' when already queued.
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] queue entry, ARGV[4] '1' when already queued,
+-- ARGV[5] the queue's ttl in ms: reset by every enqueue and every poll, so that a queue whose
+-- waiters are all gone (a killed process) expires.
 -- Returns 1 when the caller holds the lock, 0 when it waits (and is queued).
 if ARGV[4] == '1' then
   local holder = redis.call('GET', KEYS[1])
@@ -11,6 +13,7 @@ if ARGV[4] == '1' then
     return 1 -- handed over to us
   end
   if holder then
+    redis.call('PEXPIRE', KEYS[2], ARGV[5])
     return 0
   end
   -- Free while we are queued: a lease expired with nobody to hand it over (a crashed
@@ -23,4 +26,5 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 1
 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return 0

@@ -1,6 +1,6 @@
 -- Release one hold of the reentrant hash lock (seed 001): decrement the owner's count and
 -- delete the lock when it reaches 0. Like the seed, a partial release does not extend the ttl.
--- KEYS[1] lock; ARGV[1] owner id, ARGV[2] channel ('' = do not publish), ARGV[3] payload.
+-- KEYS[1] lock; ARGV[1] owner id.
 -- Returns nil when the owner holds nothing, 0 when holds remain, 1 when the lock was deleted.
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return nil
@@ -10,7 +10,4 @@ if counter > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-if ARGV[2] ~= '' then
-  redis.call('publish', ARGV[2], ARGV[3])
-end
 return 1
