@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,6 +230,9 @@ func checkMergeable(ss []*Summary) error {
 			}
 			nodes[s.Node] = n + 1
 		}
+		if first := slices.IndexFunc(ss[:n], func(o *Summary) bool { return sameProcess(o, s) }); first >= 0 {
+			return fmt.Errorf("inputs %d and %d are the same process's result (%s): the same file twice?", first+1, n+1, processName(s))
+		}
 		if err := sameResults(ss[0].Results, s.Results); err != nil {
 			return fmt.Errorf("%s and input 1 ran different phases: %w", in, err)
 		}
@@ -236,7 +240,35 @@ func checkMergeable(ss []*Summary) error {
 	return nil
 }
 
-// kindOf is s.Kind, "run" when empty.
+// sameProcess reports whether a and b are one process's result, given twice: they started
+// at the same instant as the same node (or both as no node), or they are equal in every
+// field. Merging them would count every acquire twice.
+func sameProcess(a, b *Summary) bool {
+	if !a.StartedAt.IsZero() && a.StartedAt.Equal(b.StartedAt) && a.Node == b.Node {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// processName describes the process that wrote s, for an error message.
+func processName(s *Summary) string {
+	var parts []string
+	if s.Node != "" {
+		parts = append(parts, "node "+s.Node)
+	}
+	if s.Merged > 0 {
+		parts = append(parts, "a merge of "+plural(s.Merged, "file"))
+	}
+	if !s.StartedAt.IsZero() {
+		parts = append(parts, "started "+s.StartedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if len(parts) == 0 {
+		return "identical content"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// summaryKind is s.Kind, "run" when empty.
 func summaryKind(s *Summary) string {
 	if s.Kind == "" {
 		return KindRun

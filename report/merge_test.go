@@ -596,3 +596,54 @@ func TestMergeIntervals(t *testing.T) {
 	}
 	checkHLOG(t, paths[1], &merged.Results[0])
 }
+
+// TestMergeRefusesTheSameProcessTwice: `report merge a.json a.json` would count every acquire
+// twice. It is refused for files without --node as it is for files with one: the same start
+// as the same node (or none), or the same content.
+func TestMergeRefusesTheSameProcessTwice(t *testing.T) {
+	plain := func(start time.Time) *Summary {
+		s := nodeSummary(1, 1, Result{Strategy: "token", Verdict: "safe", Workers: 10, Acquired: 100})
+		s.Node, s.StartedAt = "", start
+		return s
+	}
+	t0 := time.Date(2025, 3, 1, 10, 0, 0, 123456789, time.UTC)
+	tests := []struct {
+		name string
+		ss   []*Summary
+		want string // "" = mergeable
+	}{
+		{"a run without --node, twice", []*Summary{plain(t0), plain(t0)}, "inputs 1 and 2 are the same process's result (started 2025-03-01T10:00:00.123456789Z)"},
+		{"twice among others", []*Summary{plain(t0), plain(t0.Add(time.Millisecond)), viaJSON(t, plain(t0))}, "inputs 1 and 3 are the same process's result"},
+		{"no start time, same content", []*Summary{plain(time.Time{}), plain(time.Time{})}, "inputs 1 and 2 are the same process's result (identical content)"},
+		{"a merged result, twice", func() []*Summary {
+			m, err := Merge([]*Summary{plain(t0), plain(t0.Add(time.Millisecond))}, MergeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []*Summary{m, viaJSON(t, m)}
+		}(), "the same process's result (a merge of 2 files"},
+		{"with --node, twice", func() []*Summary {
+			s := nodeSummary(1, 2, Result{Strategy: "token", Verdict: "safe", Workers: 10, Acquired: 100})
+			return []*Summary{s, viaJSON(t, s)}
+		}(), "both node 1/2"},
+		{"two processes without --node", []*Summary{plain(t0), plain(t0.Add(time.Nanosecond))}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			merged, err := Merge(tt.ss, MergeOptions{Force: true})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Merge: %v", err)
+				}
+				if merged.Results[0].Acquired != 200 {
+					t.Errorf("acquired %d, want 200", merged.Results[0].Acquired)
+				}
+				return
+			}
+			var me *MergeError
+			if !errors.As(err, &me) || me.Forcible || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Merge: %v; want a MergeError that --force cannot override, saying %q", err, tt.want)
+			}
+		})
+	}
+}
