@@ -13,17 +13,22 @@ import (
 // context.WithTimeout per acquire costs an allocation, a timer, and a registration with the
 // parent under the parent's lock — one lock shared by every worker of the phase. In the
 // spread benchmark (1000 workers, hold 0) that was 12 % of lockbench's CPU. This context
-// registers with its parent once per worker and keeps one timer.
+// registers once per worker and keeps one timer.
 //
 // The timer is not stopped when an acquire returns, nor re-armed for each one: it stays set
 // for the deadline it was armed with, and when it fires during a later acquire it re-arms for
 // what is left of that one's time. Timer operations per acquire, measured at 5 % of
 // lockbench's CPU in that benchmark, become one per acquire timeout per worker.
 //
-// It serves one acquire at a time, from its worker's goroutine; the timer and the parent's
+// Its values come from the worker's context, its end from another one (ends): the phase's
+// end stops the worker's loop but lets the acquire in flight finish, so that it is not cut
+// between two commands (setnx-expire's SETNX and EXPIRE), the crash only a fault may make.
+//
+// It serves one acquire at a time, from its worker's goroutine; the timer and ends'
 // cancellation are the only other goroutines that touch it.
 type acquireCtx struct {
-	parent     context.Context
+	parent     context.Context // values
+	ends       context.Context // cancellation and deadline
 	timer      *time.Timer
 	stopParent func() bool
 
@@ -48,12 +53,14 @@ type round struct {
 	after map[*func()]struct{}  // AfterFunc callbacks, under c.mu
 }
 
-func newAcquireCtx(parent context.Context) *acquireCtx {
-	c := &acquireCtx{parent: parent}
+// newAcquireCtx makes the acquire context of a worker running under parent; its acquires end
+// when ends does (or time out), whether parent has ended or not.
+func newAcquireCtx(parent, ends context.Context) *acquireCtx {
+	c := &acquireCtx{parent: parent, ends: ends}
 	c.cur.Store(c.newRound())
 	c.timer = time.AfterFunc(time.Hour, c.expire)
 	c.timer.Stop()
-	c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	c.stopParent = context.AfterFunc(ends, func() { c.end(ends.Err()) })
 	return c
 }
 
@@ -63,7 +70,7 @@ func (c *acquireCtx) newRound() *round { return &round{c: c, done: make(chan str
 func (c *acquireCtx) start(now time.Time, d time.Duration) context.Context {
 	c.mu.Lock()
 	r := c.cur.Load()
-	if r.ended && c.parent.Err() == nil {
+	if r.ended && c.ends.Err() == nil {
 		r = c.newRound() // the last acquire timed out
 		c.cur.Store(r)
 	}
@@ -80,7 +87,7 @@ func (c *acquireCtx) start(now time.Time, d time.Duration) context.Context {
 // stop ends the acquire: a firing from now on finds nothing running and lets the timer rest.
 func (c *acquireCtx) stop() { c.active.Store(false) }
 
-// close releases c's registration with its parent; c is unusable afterwards.
+// close releases c's registration with ends; c is unusable afterwards.
 func (c *acquireCtx) close() {
 	c.timer.Stop()
 	c.stopParent()
@@ -103,7 +110,7 @@ func (c *acquireCtx) expire() {
 	c.endLocked(context.DeadlineExceeded)
 }
 
-// end is the parent's end: the running round ends with it, and so does every later start
+// end is ends' end: the running round ends with it, and so does every later start
 // (a round that had timed out already keeps its own error).
 func (c *acquireCtx) end(err error) {
 	c.mu.Lock()
@@ -131,7 +138,7 @@ func (c *acquireCtx) endLocked(err error) {
 func (r *round) Deadline() (time.Time, bool) {
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
-	if d, ok := r.c.parent.Deadline(); ok && d.Before(r.c.deadline) {
+	if d, ok := r.c.ends.Deadline(); ok && d.Before(r.c.deadline) {
 		return d, true
 	}
 	return r.c.deadline, true

@@ -13,7 +13,7 @@ type ctxKey struct{}
 func TestAcquireCtx(t *testing.T) {
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 	defer cancel()
-	c := newAcquireCtx(parent)
+	c := newAcquireCtx(parent, parent)
 	defer c.close()
 
 	// Times out like context.WithTimeout.
@@ -92,7 +92,7 @@ func TestAcquireCtxDerivedContexts(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
-			c := newAcquireCtx(parent)
+			c := newAcquireCtx(parent, parent)
 			defer c.close()
 			for i := range 1000 {
 				ctx := c.start(time.Now(), 50*time.Microsecond)
@@ -126,7 +126,7 @@ func BenchmarkAcquireContext(b *testing.B) {
 	b.Run("reused", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			c := newAcquireCtx(parent)
+			c := newAcquireCtx(parent, parent)
 			defer c.close()
 			for pb.Next() {
 				_ = c.start(time.Now(), 5*time.Second).Done()

@@ -234,8 +234,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		}
 	}
 
+	// Workers run under work; their acquires end only with kill (see drain).
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
+	kill, killWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer killWork()
 	var workers sync.WaitGroup
 	start := time.Now()
 	p.winStart = start.Add(p.cfg.warmup())
@@ -247,11 +250,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		p.rec.on.Store(true) // arrivals due before winStart are not measured; see measured
 		finish = p.awaitInflight
 		for w := range p.ph.MaxInflight {
-			workers.Go(func() { p.openWorker(p.workerContext(work, w), w) })
+			workers.Go(func() { p.openWorker(p.workerContext(work, w), kill, w) })
 		}
 	} else {
 		for w := range p.ph.Workers {
-			workers.Go(func() { p.closedWorker(p.workerContext(work, w), w) })
+			workers.Go(func() { p.closedWorker(p.workerContext(work, w), kill, w) })
 		}
 	}
 
@@ -267,11 +270,23 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		}()
 		stopFaults = func() { cancel(); <-done }
 	}
+	// The phase ends without cutting an acquire in half: the workers stop taking new
+	// cycles and cut their holds short, the acquires in flight finish (or time out) and
+	// their locks are released. Only workers still busy after drainGrace are cancelled.
 	drain := func() {
 		p.rec.on.Store(false)
 		stopFaults()
 		stopWork()
-		workers.Wait()
+		done := make(chan struct{})
+		go func() { workers.Wait(); close(done) }()
+		grace := time.NewTimer(min(p.cfg.AcquireTimeout, drainGrace))
+		defer grace.Stop()
+		select {
+		case <-done:
+		case <-grace.C:
+			killWork()
+			<-done
+		}
 	}
 
 	progress := func(pr Progress) {
@@ -341,6 +356,12 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	return r, nil
 }
+
+// drainGrace bounds how long the phase's end waits for the acquires in flight, beyond which
+// they are cancelled (and setnx-expire may be cut between its two commands after all): a
+// long queue of waiters on one key, or an acquire timeout of minutes, must not hold up the
+// run.
+const drainGrace = 3 * time.Second
 
 // meet waits for the other processes of a multi-machine run at this phase's point.
 func (p *phase) meet(ctx context.Context, point string) error {

@@ -28,16 +28,18 @@ type worker struct {
 // processID distinguishes this process's owners from another lockbench's on the same keys.
 var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
 
-func (p *phase) newWorker(ctx context.Context, id int) *worker {
+// newWorker makes worker id, which runs under ctx; its acquires end with kill (or time out),
+// not with ctx.
+func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
 	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
 	return &worker{
 		id: id, owner: processID + ":" + strconv.Itoa(id), rng: r,
-		pick: p.cfg.KeyDist.picker(len(p.state), r), actx: newAcquireCtx(ctx),
+		pick: p.cfg.KeyDist.picker(len(p.state), r), actx: newAcquireCtx(ctx, kill),
 	}
 }
 
-func (p *phase) closedWorker(ctx context.Context, id int) {
-	w := p.newWorker(ctx, id)
+func (p *phase) closedWorker(ctx, kill context.Context, id int) {
+	w := p.newWorker(ctx, kill, id)
 	defer w.actx.close()
 	for ctx.Err() == nil {
 		p.cycle(ctx, w, w.pick(), time.Now())
@@ -46,8 +48,8 @@ func (p *phase) closedWorker(ctx context.Context, id int) {
 
 // openWorker takes arrivals off the schedule while it lasts: claim the next one, wait until
 // it is due, run its cycle.
-func (p *phase) openWorker(ctx context.Context, id int) {
-	w := p.newWorker(ctx, id)
+func (p *phase) openWorker(ctx, kill context.Context, id int) {
+	w := p.newWorker(ctx, kill, id)
 	defer w.actx.close()
 	for ctx.Err() == nil {
 		i, ok := p.sched.claim(time.Now())
