@@ -13,6 +13,10 @@ type CrossCheck struct {
 	// Processes and Sections are how many histories and critical sections were checked.
 	Processes int    `json:"processes"`
 	Sections  uint64 `json:"sections"`
+	// MeasuredSections are the sections of the measured window: one per acquire the
+	// processes counted. The others (warm-up, cycles that ended after the window closed;
+	// FlagUnmeasured) are checked against them but add nothing to the counts below.
+	MeasuredSections uint64 `json:"measured_sections"`
 	// UncertaintyUS is the largest clock uncertainty of two processes together: overlaps
 	// shorter than that between those processes were not counted.
 	UncertaintyUS int64 `json:"clock_uncertainty_us"`
@@ -43,7 +47,8 @@ type checked struct {
 // process was inside, a release that removed the lock of a later holder of another
 // process, and a shared resource's view of their fenced writes. It counts only what the
 // processes' own oracles did not (the section flags say what they did), so the counts add
-// to theirs.
+// to theirs; and, as they do, only for sections of the measured window: an overlap for the
+// section that entered, a misdelete for the one that released, a write for its writer.
 func CheckAcross(hs []*History) (CrossCheck, error) {
 	c := CrossCheck{Processes: len(hs), Complete: true}
 	byKey := map[int32][]*checked{}
@@ -58,6 +63,9 @@ func CheckAcross(hs []*History) (CrossCheck, error) {
 		us = append(us, h.UncertaintyUS)
 		for _, s := range secs {
 			byKey[s.Key] = append(byKey[s.Key], &checked{Section: s, proc: i, u: h.UncertaintyUS})
+			if s.measured() {
+				c.MeasuredSections++
+			}
 		}
 	}
 	slices.Sort(us)
@@ -86,7 +94,7 @@ func (c *CrossCheck) overlaps(secs []*checked, maxU int64) {
 			if min(a.ExitUS, s.ExitUS)-s.EnterUS <= tol {
 				continue // within the clocks' uncertainty: not certain
 			}
-			if !counted && s.Flags&FlagOverlap == 0 {
+			if !counted && s.Flags&FlagOverlap == 0 && s.measured() {
 				c.Overlaps++
 				counted = true
 			}
@@ -97,7 +105,9 @@ func (c *CrossCheck) overlaps(secs []*checked, maxU int64) {
 			// successful release removed s's lock.
 			if s.EnterUS+tol < a.ExitUS && s.ExitUS > a.ExitUS+tol && a.Flags&(FlagReleased|FlagMisdelete) == FlagReleased && !a.misdeleted {
 				a.misdeleted = true
-				c.Misdeletes++
+				if a.measured() {
+					c.Misdeletes++
+				}
 			}
 		}
 		inside = append(inside, s)
@@ -131,27 +141,35 @@ func (c *CrossCheck) writes(secs []*checked) {
 	for _, w := range ws {
 		s := w.s
 		stale := w.leaving && s.supersededAt != 0
+		// The resource sees every write; the counts are the measured writers'.
+		var n uint64
+		if s.measured() {
+			n = 1
+		}
 		switch f := s.Fence; {
 		case f == 0:
 		case f < last && by.proc != s.proc:
 			if stale {
-				c.StaleFences++
+				c.StaleFences += n
 			} else {
-				c.FenceRegressions++
+				c.FenceRegressions += n
 			}
 			continue
 		case f < last:
 			continue // refused here but not by its own resource: a stale write it counted
 		case f == last && by != s && by.proc != s.proc:
-			c.FenceReuses++
+			c.FenceReuses += n
 		default:
 			last, by = f, s
 		}
 		if stale && s.Flags&FlagExitStale == 0 {
-			c.StaleWrites++
+			c.StaleWrites += n
 		}
 	}
 }
+
+// measured reports whether the section lies in the measured window (see FlagUnmeasured).
+func (s Section) measured() bool { return s.Flags&FlagUnmeasured == 0 }
 
 // add puts the cross-process counts into a merged phase's safety.
 func (c CrossCheck) add(s *Safety) {

@@ -130,6 +130,7 @@ func TestCheckAcross(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.want.Processes, tt.want.Sections, tt.want.UncertaintyUS, tt.want.Complete = 2, uint64(len(tt.a)+len(tt.b)), 2*u, true
+			tt.want.MeasuredSections = tt.want.Sections
 			if got != tt.want {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
@@ -178,5 +179,79 @@ func TestMergeChecksAcrossProcesses(t *testing.T) {
 	r = merged.Results[0]
 	if r.Verdict != "safe" || r.Safety.CrossProcess != nil || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "not checked") }) {
 		t.Errorf("without a history: verdict %q, notes %q: want safe with a note that the processes were not checked", r.Verdict, r.Notes)
+	}
+}
+
+// TestMergeCountsTheMeasuredWindow: the cross-process check counts what the processes
+// count — the sections of the measured window, one per acquire — so its sections and the
+// acquires agree, and overlaps never outnumber the sections that can produce them. Sections
+// of the warm-up and after the window (FlagUnmeasured) are checked against, never counted.
+// Before, a two-process merge read "26 overlaps" over 25 acquires.
+func TestMergeCountsTheMeasuredWindow(t *testing.T) {
+	const out = FlagUnmeasured | FlagReleased
+	// Warm-up: a lease shorter than the hold, the two processes inside together three times.
+	// Measured: one section each, one after the other. After the window: once more together.
+	a := []Section{sec(0, 0, 900, 0, out), sec(0, 2000, 2900, 0, out), sec(0, 4000, 4900, 0, out),
+		sec(0, 10_000, 10_500, 0, FlagReleased), sec(0, 30_000, 30_900, 0, out)}
+	b := []Section{sec(0, 500, 1400, 0, out), sec(0, 2500, 3400, 0, out), sec(0, 4500, 5400, 0, out),
+		sec(0, 20_000, 20_500, 0, FlagReleased), sec(0, 30_500, 31_400, 0, out)}
+	merged, err := Merge([]*Summary{
+		nodeSummary(1, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: history(t, "a", 20, a...)}),
+		nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: history(t, "b", 20, b...)}),
+	}, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merged.Results[0]
+	c := r.Safety.CrossProcess
+	if c == nil {
+		t.Fatal("no cross-process check")
+	}
+	if c.MeasuredSections != r.Acquired || c.Sections != 10 {
+		t.Errorf("%d sections, %d measured, %d acquires: want 10 checked, 2 of them measured, one per acquire", c.Sections, c.MeasuredSections, r.Acquired)
+	}
+	if r.Safety.Overlaps > c.MeasuredSections || r.Safety.Overlaps != 0 || r.Verdict != VerdictSafe {
+		t.Errorf("%d overlaps (verdict %q) over %d measured sections: the warm-up's and the drain's were counted", r.Safety.Overlaps, r.Verdict, c.MeasuredSections)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "2 critical sections checked, one per acquire, beside 8 of the warm-up and the window's end")
+	}) {
+		t.Errorf("notes %q: want the sections checked, one per acquire, and those outside the window", r.Notes)
+	}
+
+	// A measured section that enters while an unmeasured one of another process is inside
+	// is an overlap all the same: it happened in the window.
+	b[3] = sec(0, 30_200, 30_700, 0, FlagReleased)
+	merged, err = Merge([]*Summary{
+		nodeSummary(1, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: history(t, "a", 20, a...)}),
+		nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: history(t, "b", 20, b...)}),
+	}, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := merged.Results[0]; r.Safety.Overlaps != 1 || r.Safety.Misdeletes != 0 {
+		t.Errorf("overlaps %d, misdeletes %d: want the measured section's overlap with the unmeasured one counted, "+
+			"and nothing for the unmeasured one's release", r.Safety.Overlaps, r.Safety.Misdeletes)
+	}
+}
+
+// TestMergeExplainsUnmarkedHistories: a history that kept every cycle without marking the
+// warm-up's (a lockbench before FlagUnmeasured) holds more sections than its process has
+// acquires; the note says why they differ.
+func TestMergeExplainsUnmarkedHistories(t *testing.T) {
+	a := history(t, "a", 20, sec(0, 0, 900, 0, FlagReleased), sec(0, 10_000, 10_500, 0, FlagReleased))
+	b := history(t, "b", 20, sec(0, 500, 1400, 0, FlagReleased), sec(0, 20_000, 20_500, 0, FlagReleased))
+	merged, err := Merge([]*Summary{
+		nodeSummary(1, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: a}),
+		nodeSummary(2, 2, Result{Strategy: "token", Verdict: "safe", Workers: 1, Acquired: 1, History: b}),
+	}, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merged.Results[0]
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "4 critical sections checked against 2 acquires: the histories also hold the warm-up's cycles")
+	}) {
+		t.Errorf("notes %q: want why 4 sections were checked against 2 acquires", r.Notes)
 	}
 }

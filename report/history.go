@@ -70,6 +70,11 @@ const (
 	FlagExitRefused
 	// FlagExitStale: its own process counted the last write as a stale write.
 	FlagExitStale
+	// FlagUnmeasured: the section's cycle lies outside the measured window (warm-up, or it
+	// ended after the window closed), so its process counted it in no acquire and no safety
+	// count. Merge checks the others against it but counts nothing for it. A history whose
+	// sections lack it throughout may come from a lockbench that kept every cycle unmarked.
+	FlagUnmeasured
 )
 
 // EncodeSections packs sections as base64 of a deflated stream of varints, in the order of

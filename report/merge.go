@@ -604,13 +604,34 @@ func checkAcross(out *Result, group []*Result) error {
 	}
 	c.add(&out.Safety)
 	out.Safety.CrossProcess = &c
-	note := fmt.Sprintf("between processes: %s checked, %s overlaps, %s misdeletes (clocks within ±%s: shorter overlaps are not counted)",
-		plural(int(c.Sections), "critical section"), formatCount(c.Overlaps), formatCount(c.Misdeletes), FormatUS(float64(c.UncertaintyUS)))
-	if !c.Complete {
-		note += "; a process stopped recording early, so the check covers only part of the window"
-	}
-	out.Notes = append(out.Notes, note)
+	out.Notes = append(out.Notes, fmt.Sprintf("between processes: %s; %s overlaps, %s misdeletes (clocks within ±%s: shorter overlaps are not counted)",
+		sectionsText(c, out.Acquired), formatCount(c.Overlaps), formatCount(c.Misdeletes), FormatUS(float64(c.UncertaintyUS))))
 	return nil
+}
+
+// sectionsText says how many critical sections the cross-process check covered, and why
+// they are not one per acquire when they are not.
+func sectionsText(c CrossCheck, acquired uint64) string {
+	text := formatCount(c.MeasuredSections) + " critical sections checked"
+	if c.MeasuredSections == 1 {
+		text = "1 critical section checked"
+	}
+	switch {
+	case c.MeasuredSections == acquired:
+		text += ", one per acquire"
+	case !c.Complete:
+		text += " against " + formatCount(acquired) + " acquires: a process stopped recording early, so the check covers only part of the window"
+	case c.MeasuredSections > acquired && c.Sections == c.MeasuredSections:
+		// Histories of a lockbench that recorded every cycle of the phase, unmarked.
+		text += " against " + formatCount(acquired) + " acquires: the histories also hold the warm-up's cycles and those that ended " +
+			"after the window closed, unmarked, and overlaps among them count too"
+	default:
+		text += " against " + formatCount(acquired) + " acquires: the histories and the processes' counts disagree"
+	}
+	if other := c.Sections - c.MeasuredSections; other > 0 {
+		text += ", beside " + formatCount(other) + " of the warm-up and the window's end (not counted)"
+	}
+	return text
 }
 
 // mergeEvents is every input's fault events, once each, in time order.
