@@ -192,6 +192,28 @@ func TestOpenLoopDropsWhatNoWorkerIsFreeFor(t *testing.T) {
 	}
 }
 
+// A capacity step at a rate its workers easily take achieves exactly what it offers: every
+// arrival of the window, none dropped — the one due at the window's first instant included,
+// which, without a warm-up, comes due before any worker runs (it was counted dropped: every
+// step said "dropped 1", achieved = offered - 1).
+func TestCapacityStepAchievesWhatItOffers(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token")
+	cfg.Keys, cfg.Workers = 1000, 40 // no contention; free workers claim arrivals a second ahead
+	slo := SLO{P99: time.Hour, TimeoutRate: 1}
+	ramp := Ramp{Start: 40, MaxRate: 40, StepDuration: time.Second}
+	_, results, err := Capacity(context.Background(), cfg, Redis{Client: c}, Options{}, slo, ramp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	want := uint64(ramp.Start * ramp.StepDuration.Seconds())
+	if r.Acquired != want || r.Dropped != 0 || r.AcquireRate != r.OfferedRate {
+		t.Fatalf("offered %.0f/s for %.2fs: acquired %d (want %d), dropped %d, achieved %.2f/s; timeouts %d, errors %d",
+			r.OfferedRate, r.DurationS, r.Acquired, want, r.Dropped, r.AcquireRate, r.Timeouts, r.Errors)
+	}
+}
+
 func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token", "fenced")

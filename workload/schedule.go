@@ -52,13 +52,21 @@ func (s *schedule) index(d time.Duration) uint64 {
 	return i
 }
 
-// claim gives a worker free at now the next arrival due at or after now; ok is false when
-// the schedule has ended. The arrivals it passes over were due while no worker was free.
-func (s *schedule) claim(now time.Time) (i uint64, ok bool) {
+// claim gives a worker free since free, claiming at now, the next arrival nobody has claimed
+// if that came due while the worker was free (however late it is taken: lateness is
+// latency), else the next due at or after now; ok is false when the schedule has ended. The
+// arrivals it passes over were due while no worker was free. A worker is free since the
+// schedule's start until its first claim: the arrival due at the very start, before any
+// worker could run, is taken late rather than dropped.
+func (s *schedule) claim(free, now time.Time) (i uint64, ok bool) {
 	at := s.index(now.Sub(s.start))
+	since := s.index(free.Sub(s.start))
 	for {
 		n := s.next.Load()
 		i = min(max(n, at), s.end)
+		if n >= since {
+			i = min(n, s.end)
+		}
 		if s.next.CompareAndSwap(n, min(i+1, s.end)) {
 			s.drop(n, i)
 			return i, i < s.end

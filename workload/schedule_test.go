@@ -35,36 +35,41 @@ func TestScheduleClaims(t *testing.T) {
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	// 100 a second, 1s of warm-up, a 1s window: arrivals 100..199 are measured.
 	s := newSchedule(start, 100, at(1000), at(2000))
-	claim := func(now time.Time, want uint64) {
+	// claim is a worker, free since free, claiming at now.
+	claim := func(free, now time.Time, want uint64) {
 		t.Helper()
-		if i, ok := s.claim(now); !ok || i != want {
-			t.Fatalf("claim at %s = %d, %v; want %d", now.Sub(start), i, ok, want)
+		if i, ok := s.claim(free, now); !ok || i != want {
+			t.Fatalf("claim at %s by a worker free since %s = %d, %v; want %d", now.Sub(start), free.Sub(start), i, ok, want)
 		}
 	}
-	// Three workers free at the start claim the first three arrivals, on time or ahead.
-	claim(at(0), 0)
-	claim(at(0), 1)
-	claim(at(0), 2)
+	// Three workers free at the start claim the first three arrivals, on time or ahead:
+	// arrival 0 too, due at the very start, although their first claim comes after it.
+	claim(at(0), at(0).Add(time.Microsecond), 0)
+	claim(at(0), at(0), 1)
+	claim(at(0), at(0), 2)
 	// One free at 35ms: 3 was due at 30ms with nobody free, so it is passed over for 4.
-	claim(at(35), 4)
+	claim(at(35), at(35), 4)
+	// One free since 45ms, claiming late at 52ms: 5 came due while it was free (at 50ms),
+	// and it takes it, late.
+	claim(at(45), at(52), 5)
 	// During the warm-up passing arrivals over is not counted.
-	claim(at(995), 100)
+	claim(at(995), at(995), 100)
 	if d := s.droppedSoFar(); d != 0 {
 		t.Fatalf("%d dropped during the warm-up", d)
 	}
 	// In the window it is: 101..149 came due while no worker was free.
-	claim(at(1495), 150)
+	claim(at(1495), at(1495), 150)
 	if d := s.droppedSoFar(); d != 49 {
 		t.Fatalf("dropped %d, want 49 (101..149)", d)
 	}
 	// A worker free before the next unclaimed one is due takes it.
-	claim(at(1400), 151)
+	claim(at(1400), at(1400), 151)
 	// At the window's end the unclaimed rest of it is dropped, and claims fail.
 	s.close()
 	if d := s.droppedSoFar(); d != 49+48 {
 		t.Fatalf("dropped %d after close, want %d (152..199 too)", d, 49+48)
 	}
-	if i, ok := s.claim(at(1500)); ok {
+	if i, ok := s.claim(at(1500), at(1500)); ok {
 		t.Fatalf("claimed %d after the schedule closed", i)
 	}
 	var closed *schedule
@@ -83,7 +88,8 @@ func TestScheduleClaimsEachArrivalOnce(t *testing.T) {
 		wg.Go(func() {
 			for {
 				// The clock runs 1.5µs per claim made: claimers fall behind, some are passed over.
-				i, ok := s.claim(start.Add(time.Duration(claims.Add(1)) * 1500 * time.Nanosecond))
+				now := start.Add(time.Duration(claims.Add(1)) * 1500 * time.Nanosecond)
+				i, ok := s.claim(now, now)
 				if !ok {
 					return
 				}

@@ -51,8 +51,9 @@ func (p *phase) closedWorker(ctx, kill context.Context, id int) {
 func (p *phase) openWorker(ctx, kill context.Context, id int) {
 	w := p.newWorker(ctx, kill, id)
 	defer w.actx.close()
+	free := p.sched.start // until its first claim, free since the schedule began
 	for ctx.Err() == nil {
-		i, ok := p.sched.claim(time.Now())
+		i, ok := p.sched.claim(free, time.Now())
 		if !ok {
 			return
 		}
@@ -67,6 +68,7 @@ func (p *phase) openWorker(ctx, kill context.Context, id int) {
 		if m {
 			p.inflight.Add(-1)
 		}
+		free = time.Now()
 	}
 }
 
