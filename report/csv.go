@@ -141,7 +141,23 @@ func csvColumns() []csvColumn[Result] {
 		csvColumn[Result]{"jain", func(r *Result) string { return csvFloat(r.Fairness.Jain) }},
 		csvColumn[Result]{"renewals", func(r *Result) string { return csvUint(r.Renewals) }},
 		csvColumn[Result]{"error", func(r *Result) string { return r.Error }},
+		// Fairness across processes: empty for a result of one process.
+		processColumn("processes", func(p *ProcessFairness) string { return strconv.Itoa(p.Count) }),
+		processColumn("processes_jain", func(p *ProcessFairness) string { return csvFloat(p.Jain) }),
+		processColumn("processes_min_acquired", func(p *ProcessFairness) string { return csvUint(p.MinAcquired) }),
+		processColumn("processes_max_acquired", func(p *ProcessFairness) string { return csvUint(p.MaxAcquired) }),
+		processColumn("processes_starved", func(p *ProcessFairness) string { return strconv.Itoa(p.Starved) }),
 	)
+}
+
+// processColumn is a column of Fairness.Processes, empty when the result has none.
+func processColumn(name string, value func(*ProcessFairness) string) csvColumn[Result] {
+	return csvColumn[Result]{name, func(r *Result) string {
+		if r.Fairness.Processes == nil {
+			return ""
+		}
+		return value(r.Fairness.Processes)
+	}}
 }
 
 // csvLatencyColumns are NAME_p50_us ... NAME_max_us, NAME_mean_us for one histogram.

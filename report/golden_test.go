@@ -174,8 +174,8 @@ func TestMarkdownEscapesPipes(t *testing.T) {
 			t.Errorf("row has %d cell separators, header %d: %q", n, cols, line)
 		}
 	}
-	if cols != len(resultColumns())+2 {
-		t.Errorf("header has %d separators, want %d", cols, len(resultColumns())+2)
+	if cols != len(resultColumns(nil))+2 {
+		t.Errorf("header has %d separators, want %d", cols, len(resultColumns(nil))+2)
 	}
 }
 

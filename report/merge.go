@@ -437,6 +437,10 @@ func mergeResult(group []*Result) (Result, error) {
 		return out, err
 	}
 	out.Fairness = fairness
+	out.Fairness.Processes = mergeProcesses(group, out.Acquired)
+	if n := starvedNote(out.Fairness.Processes, group); n != "" {
+		out.Notes = append(out.Notes, n)
+	}
 	out.Redis = mergeRedis(group, out.Acquired)
 	if err := checkAcross(&out, group); err != nil {
 		return out, err
@@ -536,6 +540,72 @@ func mergeFairness(group []*Result) (Fairness, error) {
 		f.Jain = f.Sum * f.Sum / (float64(f.Workers) * f.SumSquares)
 	}
 	return f, nil
+}
+
+// mergeProcesses is fairness across the processes of group, nil for fewer than two: each
+// input is one process, or (a merged result) the processes it merged. acquired is the
+// phase's total, which tells a starved process from a phase in which nobody acquired.
+func mergeProcesses(group []*Result, acquired uint64) *ProcessFairness {
+	var p ProcessFairness
+	add := func(count, starved int, lo, hi uint64, sum, sumSquares float64) {
+		if p.Count == 0 || lo < p.MinAcquired {
+			p.MinAcquired = lo
+		}
+		p.MaxAcquired = max(p.MaxAcquired, hi)
+		p.Count += count
+		p.Starved += starved
+		p.Sum += sum
+		p.SumSquares += sumSquares
+	}
+	for _, r := range group {
+		if in := r.Fairness.Processes; in != nil {
+			add(in.Count, in.Starved, in.MinAcquired, in.MaxAcquired, in.Sum, in.SumSquares)
+			continue
+		}
+		if r.Workers == 0 {
+			continue
+		}
+		share := float64(r.Acquired) / float64(r.Workers)
+		starved := 0
+		if isStarved(r, acquired) {
+			starved = 1
+		}
+		add(1, starved, r.Acquired, r.Acquired, share, share*share)
+	}
+	if p.Count < 2 {
+		return nil
+	}
+	if p.SumSquares > 0 {
+		p.Jain = p.Sum * p.Sum / (float64(p.Count) * p.SumSquares)
+	}
+	return &p
+}
+
+// isStarved applies ProcessFairness.Starved's rule to one process's result; acquired is the
+// phase's total over every process.
+func isStarved(r *Result, acquired uint64) bool {
+	waited := r.Timeouts > 0 || r.Errors == 0
+	return r.Workers > 0 && r.Acquired == 0 && acquired > 0 && waited && r.Error == ""
+}
+
+// maxListedProcesses is how many processes' acquire counts a starvation note lists.
+const maxListedProcesses = 8
+
+// starvedNote says that processes starved, "" when none did. A good p99 then describes only
+// the processes that got the lock: the others' waits are timeouts, or never ended.
+func starvedNote(p *ProcessFairness, group []*Result) string {
+	if p == nil || p.Starved == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("%d of %d processes starved: no acquire in the measured window while their workers waited", p.Starved, p.Count)
+	if len(group) == p.Count && len(group) <= maxListedProcesses {
+		counts := make([]string, len(group))
+		for i, r := range group {
+			counts[i] = formatCount(r.Acquired)
+		}
+		note += " (acquires per process: " + strings.Join(counts, ", ") + ")"
+	}
+	return note + "; the latencies count only the acquires made: a starved worker's wait timed out or never ended"
 }
 
 // mergeRedis is the phase's Redis cost. Every process sampled INFO on the same servers over

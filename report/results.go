@@ -197,10 +197,14 @@ const strategyHeader = "STRATEGY"
 // The overlap count has no column: the verdict says it ("UNSAFE: 3 overlaps"), and CSV and
 // JSON keep the raw count. Handoff shows its p99 only; its p50 is in CSV and JSON. Both
 // keep the table within about 130 columns.
-func resultColumns() []column {
+//
+// A merged run (results with Fairness.Processes) gets PROC JAIN beside TIMEOUTS, next to
+// the latencies: a good p99 of the processes that got the lock must not hide the ones that
+// starved.
+func resultColumns(results []Result) []column {
 	acquire := func(r *Result) Percentiles { return r.LatencyUS.Acquire }
 	handoff := func(r *Result) Percentiles { return r.LatencyUS.Handoff }
-	return []column{
+	cols := []column{
 		{header: "ACQ/S", cell: func(r *Result) string { return FormatRate(r.AcquireRate) }},
 		{header: "P50", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.P50 })},
 		{header: "P99", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.P99 })},
@@ -208,13 +212,40 @@ func resultColumns() []column {
 		{header: "MAX", cell: latencyCell(acquire, func(p Percentiles) int64 { return p.Max })},
 		{header: "HO P99", cell: latencyCell(handoff, func(p Percentiles) int64 { return p.P99 })},
 		{header: "TIMEOUTS", cell: func(r *Result) string { return formatCount(r.Timeouts) }},
+	}
+	if anyProcesses(results) {
+		cols = append(cols, column{header: procJainHeader, cell: procJainCell})
+	}
+	return append(cols, []column{
 		{header: "LOST", cell: func(r *Result) string { return formatCount(r.Safety.LostLeases) }},
 		{header: "STUCK", cell: func(r *Result) string { return stuckCell(r.Safety.StuckKeys) }},
 		{header: "CMD/ACQ", cell: costCell(func(c RedisCost) string { return formatCommands(c.CommandsPerAcquire) })},
 		{header: "CPU/ACQ", cell: costCell(func(c RedisCost) string { return FormatUS(c.CPUUSPerAcquire) })},
 		{header: "JAIN", cell: func(r *Result) string { return measuredCell(r.Fairness.Jain, formatJain) }},
 		{header: "VERDICT", cell: verdictCell, text: true},
+	}...)
+}
+
+// procJainHeader heads the column of fairness across processes.
+const procJainHeader = "PROC JAIN"
+
+// anyProcesses reports whether a result carries fairness across processes (a merged run).
+func anyProcesses(results []Result) bool {
+	return slices.ContainsFunc(results, func(r Result) bool { return r.Fairness.Processes != nil })
+}
+
+// procJainCell is Jain's index across processes and, marked, how many of them starved:
+// "0.98", "0.25, 3/4 starved !"; "-" for a result of one process.
+func procJainCell(r *Result) string {
+	p := r.Fairness.Processes
+	if p == nil {
+		return "-"
 	}
+	cell := measuredCell(p.Jain, formatJain)
+	if p.Starved > 0 {
+		cell += ", " + strconv.Itoa(p.Starved) + "/" + strconv.Itoa(p.Count) + " starved" + alarmMark
+	}
+	return cell
 }
 
 // legendLines explain the abbreviated column headers, and the abbreviated settings in the
@@ -226,6 +257,9 @@ func legendLines(results []Result) []string {
 		"CMD/ACQ, CPU/ACQ lock server requests and CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
 		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once, a release that deleted another's lock, or a fence",
 		"  that went backwards; fenced = every stale write was refused; DEADLOCK = locks stuck without a ttl; no data = nothing acquired",
+	}
+	if anyProcesses(results) {
+		lines = append(lines, procJainHeader+" fairness across processes (their acquires per worker); N/M starved = N of M processes got nothing while waiting")
 	}
 	auto := autoLabeled(results)
 	for _, v := range resultVariants() {
@@ -303,7 +337,7 @@ type grid struct {
 
 // resultsGrid is the results table: one row per result, named by resultLabels.
 func resultsGrid(results []Result) grid {
-	cols := resultColumns()
+	cols := resultColumns(results)
 	g := grid{header: []string{strategyHeader}, text: []bool{true}}
 	for _, c := range cols {
 		g.header = append(g.header, c.header)

@@ -267,6 +267,31 @@ type Fairness struct {
 	Workers    int     `json:"workers"`
 	Sum        float64 `json:"sum"`
 	SumSquares float64 `json:"sum_squares"`
+	// Processes is fairness across the processes of a merged run (report merge, --procs);
+	// nil for one process.
+	Processes *ProcessFairness `json:"processes,omitempty"`
+}
+
+// ProcessFairness is fairness across the processes of a merged run: what a fleet of services
+// sees when a wait policy favours the process that holds the lock.
+type ProcessFairness struct {
+	// Count is how many processes ran workers in the phase.
+	Count int `json:"count"`
+	// Jain is Jain's index over the processes' acquires per worker (their acquire counts
+	// when each ran as many workers): 1 = every process got its share, 1/count = one got all.
+	Jain float64 `json:"jain"`
+	// MinAcquired and MaxAcquired are the fewest and the most acquires of one process.
+	MinAcquired uint64 `json:"min_acquired"`
+	MaxAcquired uint64 `json:"max_acquired"`
+	// Starved counts processes that acquired nothing in the measured window while another
+	// process did and their own workers waited: their acquires timed out, or were still
+	// waiting when the window closed (no timeout and no error). A process whose attempts all
+	// failed with errors, or whose phase did not finish, is failing, not starved.
+	Starved int `json:"starved"`
+	// Sum and SumSquares of the processes' acquires per worker let a merge of merged results
+	// compute the exact Jain index over all their processes.
+	Sum        float64 `json:"sum"`
+	SumSquares float64 `json:"sum_squares"`
 }
 
 // Second is one point of the per-second timeline.
