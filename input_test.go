@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
 )
@@ -102,5 +106,56 @@ func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 	code, stdout, _ := cli("help", "run")
 	if code != exitOK || !strings.HasPrefix(stdout, "Usage: lockbench run") {
 		t.Errorf("lockbench help run: exit %d, %q...; want run's usage", code, stdout[:min(len(stdout), 60)])
+	}
+}
+
+// A second Ctrl-C quits at once, even with the server frozen and even when the process
+// was started with SIGINT ignored (the background of a script), where the default action
+// would ignore it again.
+func TestSecondInterruptQuitsAtOnce(t *testing.T) {
+	redistest.Require(t)
+	srv, _ := redistest.Server(t)
+	live := filepath.Join(t.TempDir(), "live.ndjson")
+	cmd := exec.Command("sh", "-c", `trap "" INT; exec "$0" "$@"`, binary(t), "run", "--redis", srv.Addr,
+		"--workers", "4", "--duration", "1h", "--warmup", "0s", "--acquire-timeout", "1h", "--live", live, "-q")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	// The measured window has begun once a live line is written.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, _ := os.ReadFile(live); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress within a minute; stderr: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Resume() }()
+	// Interrupt until it is gone (two signals sent at once may merge into one).
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(2 * time.Minute)
+	for {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-exited:
+			if exitStatus(err) != exitInterrupted || !strings.Contains(stderr.String(), "quitting at once") {
+				t.Errorf("exit %v, stderr %q; want 130 and the word that it quits at once", err, stderr.String())
+			}
+			return
+		case <-giveUp:
+			t.Fatalf("still running 2 minutes after the first interrupt; stderr: %s", stderr.String())
+		case <-tick.C:
+		}
 	}
 }
