@@ -47,6 +47,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("invalid --step-duration %s: want a duration > 0", ramp.StepDuration)
 	}
 	f.faultWindow = ramp.StepDuration
+	f.cfg.Duration = ramp.StepDuration // what each step measures, as the report's header says
 	objective, err := workload.ParseSLO(*slo)
 	if err != nil {
 		return err

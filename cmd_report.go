@@ -77,7 +77,7 @@ func reportCompare(args []string, stdout io.Writer) error {
 	}
 	c, err := report.Compare(a, b, report.CompareOptions{Threshold: *threshold / 100})
 	if err != nil {
-		return err
+		return &usageError{err} // the two files do not compare: the input is the problem
 	}
 	c.A, c.B, c.Version = fs.Arg(0), fs.Arg(1), versionString()
 	switch *format {
@@ -169,11 +169,19 @@ func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 func readSummary(path string) (*report.Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, usageErrorf("%s: cannot be read: %v (want a result file written with --format json)", path, unwrapPath(err))
 	}
 	var s report.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, usageErrorf("%s is not a lockbench JSON result (--format json): %v", path, err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, usageErrorf("%s is not a lockbench JSON result (--format json): its field %q holds a JSON %s of the wrong kind", path, te.Field, te.Value)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, usageErrorf("%s is not a lockbench JSON result (--format json): not valid JSON at byte %d", path, se.Offset)
+		}
+		return nil, usageErrorf("%s is not a lockbench JSON result (--format json)", path)
 	}
 	if s.Tool != "lockbench" {
 		return nil, usageErrorf("%s is not a lockbench JSON result (--format json)", path)

@@ -36,6 +36,11 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for i, v := range values {
+		if slices.Contains(values[:i], v) {
+			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", *param, v)
+		}
+	}
 	l, err := f.launch(stdout, stderr, func(cfg *workload.Config) (err error) {
 		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
 		cfg.Phases, err = workload.SweepPhases(cfg, name, values)

@@ -47,8 +47,8 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it; stop it with 'lockbench target down'\n",
-			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state)
+		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it%s; stop it with 'lockbench target down%s'\n",
+			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state, stateHint(fs.Changed("state"), " with --state ", *state), stateHint(fs.Changed("state"), " --state ", *state))
 		if st.RequirePass {
 			fmt.Fprintln(stdout, "the servers require the password: give runs --password or "+passwordEnv)
 		}
@@ -69,7 +69,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s topology, started %s, state %s\n", st.Topology, st.StartedAt.Format(time.RFC3339), *state)
 		if st.Stale {
-			fmt.Fprintln(stdout, "stale: none of its processes is alive; 'lockbench target down' removes the state file")
+			fmt.Fprintf(stdout, "stale: none of its processes is alive; 'lockbench target down%s' removes the state file\n", stateHint(fs.Changed("state"), " --state ", *state))
 		}
 		var rows [][]string
 		for _, n := range nodes {
@@ -85,4 +85,12 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// stateHint repeats a --state the user gave in a command line we suggest ("" without one).
+func stateHint(given bool, prefix, path string) string {
+	if !given {
+		return ""
+	}
+	return prefix + path
 }

@@ -162,6 +162,9 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
+	if err := f.checkExtra(&cfg); err != nil {
+		return cfg, nil, err
+	}
 	return cfg, prof, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,16 +33,22 @@ type bound struct {
 
 func atLeastOne(v int) bool { return v >= 1 }
 
+// minDuration is the shortest measured window; maxRate the highest open-loop rate.
+const (
+	minDuration = 100 * time.Millisecond
+	maxRate     = 10_000_000
+)
+
 // bounds are the settings whose zero or negative value the flag types accept but the
 // engine would replace by a default or choke on.
 var bounds = []bound{
 	{"workers", func(c *workload.Config) bool { return atLeastOne(c.Workers) }, func(c *workload.Config) string { return strconv.Itoa(c.Workers) }, "at least 1"},
 	{"keys", func(c *workload.Config) bool { return atLeastOne(c.Keys) }, func(c *workload.Config) string { return strconv.Itoa(c.Keys) }, "at least 1"},
-	{"duration", func(c *workload.Config) bool { return c.Duration > 0 }, func(c *workload.Config) string { return c.Duration.String() }, "a duration > 0, e.g. 10s"},
+	{"duration", func(c *workload.Config) bool { return c.Duration >= minDuration }, func(c *workload.Config) string { return c.Duration.String() }, "a duration of at least 100ms (a shorter window holds too few round trips to measure), e.g. 10s"},
 	{"acquire-timeout", func(c *workload.Config) bool { return c.AcquireTimeout > 0 }, func(c *workload.Config) string { return c.AcquireTimeout.String() }, "a duration > 0, e.g. 5s"},
 	{"warmup", func(c *workload.Config) bool { return c.Warmup >= 0 }, func(c *workload.Config) string { return c.Warmup.String() }, "a duration >= 0 (0 = no warm-up)"},
 	{"ttl", func(c *workload.Config) bool { return c.TTL > 0 }, func(c *workload.Config) string { return c.TTL.String() }, "a duration > 0, e.g. 10s"},
-	{"rate", func(c *workload.Config) bool { return c.Rate >= 0 }, func(c *workload.Config) string { return fmt.Sprint(c.Rate) }, "acquisitions/s >= 0 (0 = closed loop)"},
+	{"rate", func(c *workload.Config) bool { return c.Rate >= 0 && c.Rate <= maxRate }, func(c *workload.Config) string { return fmt.Sprint(c.Rate) }, "acquisitions/s from 0 (closed loop) to 10000000 (10M/s, far beyond what one Redis serves)"},
 	{"max-inflight", func(c *workload.Config) bool { return c.MaxInflight >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.MaxInflight) }, "at least 1 (default --workers)"},
 	{"reentry", func(c *workload.Config) bool { return c.Reentry >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.Reentry) }, "0 or more"},
 	{"wait-replicas", func(c *workload.Config) bool { return c.WaitReplicas >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.WaitReplicas) }, "0 or more"},
@@ -74,7 +82,7 @@ func checkStrategies(list string) error {
 	names := profiles.SplitList(list)
 	for _, n := range names {
 		if n == "all" && len(names) > 1 {
-			return usageErrorf("invalid --strategy %q: 'all' already runs every strategy; give 'all' alone or a list of names", list)
+			return usageErrorf("invalid --strategy %q: 'all' runs the articles' Redis strategies (%s) and goes alone; to add libraries or other lock services, list every name", list, strings.Join(strategies.Core(), ","))
 		}
 	}
 	return nil
@@ -113,12 +121,27 @@ func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
 }
 
 // checkOutputPaths makes sure the report and its extra files can be written, by creating
-// them now — before a long run is lost to a typo in a path. A file that did not exist is
-// removed again; --hdr-dir is created.
+// them now — before a long run is lost to a typo in a path — and that no two of them are
+// one file. A file that did not exist is removed again; --hdr-dir is created.
 func (f *loadFlags) checkOutputPaths() error {
-	for _, p := range []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}} {
+	if f.out == "-" {
+		f.out = "" // -o - is stdout, as for most tools
+	}
+	files := []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}, {"cpuprofile", f.cpuProfile}, {"memprofile", f.memProfile}}
+	if f.live != "-" {
+		files = append(files, struct{ flag, path string }{"live", f.live})
+	}
+	seen := map[string]string{}
+	for _, p := range files {
 		if p.path == "" {
 			continue
+		}
+		abs, err := filepath.Abs(p.path)
+		if err == nil {
+			if other, dup := seen[abs]; dup {
+				return usageErrorf("--%s and --%s name the same file %s: each output needs its own", other, p.flag, p.path)
+			}
+			seen[abs] = p.flag
 		}
 		if err := probeFile(p.path); err != nil {
 			return usageErrorf("--%s %s: cannot be written: %v", p.flag, p.path, unwrapPath(err))
@@ -243,4 +266,171 @@ func replicas(ctx context.Context, conn *target.Conn) (int, error) {
 		}
 	}
 	return max(fewest, 0), nil
+}
+
+// What a run costs this process in memory, measured here: a worker (its goroutine, buffers
+// and oracle slot) about 11 KiB, a key's oracle state and name about 120 bytes, and the
+// process itself about 64 MiB.
+const (
+	bytesPerWorker = 12 << 10
+	bytesPerKey    = 128
+	bytesBase      = 64 << 20
+)
+
+// checkCounts refuses counts this machine cannot hold before anything runs: a run of two
+// billion workers would otherwise die of an out-of-memory crash with a page of stack. The
+// bound is the memory the run would need against what the machine has available.
+func checkCounts(cfg *workload.Config) error {
+	avail := availableMemory()
+	if avail == 0 {
+		return nil // unknown here: no estimate to refuse by
+	}
+	for _, ph := range cfg.Phases {
+		need := float64(bytesBase) + float64(ph.Concurrency())*bytesPerWorker + float64(ph.Keys)*bytesPerKey
+		if need <= 0.9*float64(avail) {
+			continue
+		}
+		flag, n := "--workers", ph.Workers
+		switch {
+		case ph.Rate > 0 && float64(ph.MaxInflight)*bytesPerWorker > float64(ph.Keys)*bytesPerKey:
+			flag, n = "--max-inflight", ph.MaxInflight
+		case float64(ph.Keys)*bytesPerKey > float64(ph.Concurrency())*bytesPerWorker:
+			flag, n = "--keys", ph.Keys
+		}
+		return usageErrorf("invalid %s %d: the %s phase would need about %s of memory (%s a worker, %d B a key), and this machine has %s available",
+			flag, n, ph.Strategy, formatBytes(need), formatBytes(bytesPerWorker), bytesPerKey, formatBytes(float64(avail)))
+	}
+	return nil
+}
+
+// formatBytes is n bytes in binary units: 11.2 GiB.
+func formatBytes(n float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for n >= 1024 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", n)
+	}
+	return fmt.Sprintf("%.1f %s", n, units[i])
+}
+
+// availableMemory is MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
+func availableMemory() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// checkLists refuses what a comma-separated list flag must not hold: an empty element
+// (a,,b), a name twice, and a host:port whose port is not one.
+func checkList(flag, raw string, hostPorts bool) error {
+	if raw == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return usageErrorf("invalid --%s %q: an empty element; give a comma-separated list without gaps", flag, raw)
+		}
+		if seen[part] {
+			return usageErrorf("invalid --%s %q: %s is listed twice", flag, raw, part)
+		}
+		seen[part] = true
+		if !hostPorts || strings.Contains(part, "://") {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(part); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return usageErrorf("invalid --%s %q: port %s is not a port (1 to 65535)", flag, raw, port)
+			}
+		}
+	}
+	return nil
+}
+
+// checkExtra checks what the bounds table cannot: settings that make no sense together and
+// list flags, once the profile has been applied.
+func (f *loadFlags) checkExtra(cfg *workload.Config) error {
+	if strings.TrimSpace(f.strategy) == "" {
+		return usageErrorf("invalid --strategy %q: name at least one strategy (see 'lockbench strategies'), or all", f.strategy)
+	}
+	if f.command == "run" {
+		if err := checkList("strategy", f.strategy, false); err != nil {
+			return err
+		}
+	}
+	if cfg.MaxInflight != 0 && !slices.ContainsFunc(cfg.Phases, func(ph workload.Phase) bool { return ph.Rate > 0 }) && cfg.Rate == 0 {
+		return usageErrorf("invalid --max-inflight %d: it bounds the open loop (--rate); in a closed loop --workers is what runs at once", cfg.MaxInflight)
+	}
+	if f.connectTimeout <= 0 {
+		return usageErrorf("invalid --connect-timeout %s: want a duration > 0, e.g. 5s", f.connectTimeout)
+	}
+	for _, l := range []struct {
+		flag, raw string
+		hostPorts bool
+	}{{"redis", f.redis, true}, {"sentinel", f.sentinel, true}, {"etcd", f.etcd, true}, {"zookeeper", f.zookeeper, true}} {
+		if err := checkList(l.flag, l.raw, l.hostPorts); err != nil {
+			return err
+		}
+	}
+	if m := f.etcdMembers; m < 1 || m > 7 || m%2 == 0 {
+		return usageErrorf("invalid --etcd-members %d: valid 1, 3, 5 or 7 (an even count adds a member without adding a failure the quorum survives)", m)
+	}
+	if err := checkApplies(cfg.Phases); err != nil {
+		return err
+	}
+	return checkCounts(cfg)
+}
+
+// checkApplies refuses a lock option set for a strategy that does not use it (a library or
+// another lock service that waits or renews its own way): the header would name a setting
+// the run never had.
+func checkApplies(phases []workload.Phase) error {
+	for _, ph := range phases {
+		info, ok := strategies.Lookup(ph.Strategy)
+		if !ok || info.Applies == nil {
+			continue
+		}
+		for _, o := range []struct {
+			name, value string
+			set         bool
+		}{
+			{"wait", ph.Wait.String(), ph.Wait != (strategies.Wait{})},
+			{"watchdog", ph.Watchdog.String(), ph.Watchdog.Enabled()},
+		} {
+			if o.set && !slices.Contains(info.Applies, o.name) {
+				return usageErrorf("invalid --%s %s for %s: it does not apply (%s does it its own way); %s honours: %s. Run it in a phase or run of its own",
+					o.name, o.value, ph.Strategy, ph.Strategy, ph.Strategy, strings.Join(info.Applies, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// checkFaultStrategies refuses a fault that cannot strike the phase's strategy: crash-between
+// kills a client between SETNX and EXPIRE, which only setnx-expire sends apart.
+func checkFaultStrategies(plan *faults.Plan, phases []workload.Phase) error {
+	for i, ph := range phases {
+		for _, s := range plan.Phase(i) {
+			if s.Kind == faults.CrashBetween && ph.Strategy != "setnx-expire" {
+				return usageErrorf("invalid --fault %q for %s: crash-between strikes between SETNX and EXPIRE, which only setnx-expire sends as two commands; the others set the ttl with the lock", s.Raw, ph.Strategy)
+			}
+		}
+	}
+	return nil
 }

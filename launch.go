@@ -76,6 +76,9 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 	if err := checkServiceFaults(plan, cfg.Phases); err != nil {
 		return nil, err
 	}
+	if err := checkFaultStrategies(plan, cfg.Phases); err != nil {
+		return nil, err
+	}
 	if err := f.checkOutput(); err != nil {
 		return nil, err
 	}
@@ -137,6 +140,10 @@ func (f *loadFlags) launch(stdout, stderr io.Writer, prepare func(*workload.Conf
 			file.Close()
 			inner()
 		}
+	}
+	if b := cfg.Barrier; b != nil && !f.child && b.Nodes > 1 {
+		fmt.Fprintf(stderr, "lockbench: node %d/%d: each phase starts when all %d processes have reached barrier %q on Redis; waiting up to %s for the others\n",
+			b.Node, b.Nodes, b.Nodes, b.Name, b.Timeout)
 	}
 	if s.conn.Note != "" && f.format != "table" && f.format != "markdown" {
 		fmt.Fprintln(stderr, "lockbench: note: "+s.conn.Note) // the table prints it first itself
@@ -326,6 +333,9 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 		sum.Config.Profile = prof.Name
 	}
 	sum.Notes = append(sum.Notes, s.svc.notes()...)
+	if f.tlsInsecure {
+		sum.Notes = append(sum.Notes, "TLS without certificate checks (--tls-insecure): the connection is encrypted but the servers were not authenticated")
+	}
 	if s.plan.NeedsProxy() {
 		to := append([]string{"Redis"}, s.svc.routedNames()...)
 		names := to[0]

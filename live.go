@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,8 +37,17 @@ func (f *liveFlags) bind(fs *pflag.FlagSet) {
 // check validates the flags' syntax before anything runs.
 func (f *liveFlags) check() error {
 	if f.metricsAddr != "" {
-		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil || port == "" {
+		host, port, err := net.SplitHostPort(f.metricsAddr)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil || port == "":
 			return usageErrorf("invalid --metrics-addr %q: want HOST:PORT, e.g. :9464, 0.0.0.0:9464 or 127.0.0.1:0", f.metricsAddr)
+		case perr != nil || n < 0 || n > 65535:
+			return usageErrorf("invalid --metrics-addr %q: the port must be a number from 0 to 65535 (0 picks a free one)", f.metricsAddr)
+		case host != "" && net.ParseIP(host) == nil && !validHostname(host):
+			return usageErrorf("invalid --metrics-addr %q: %q is neither an IP address nor a host name", f.metricsAddr, host)
+		case strings.Count(host, ".") == 3 && net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "":
+			return usageErrorf("invalid --metrics-addr %q: %q is not an IPv4 address (each part 0 to 255)", f.metricsAddr, host)
 		}
 	}
 	return nil
@@ -140,4 +151,22 @@ func (e *liveExports) close() {
 	if e.file != nil {
 		_ = e.file.Close()
 	}
+}
+
+// validHostname reports whether h is a syntactically valid DNS host name.
+func validHostname(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
 }

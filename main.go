@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -55,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
+		if len(args) > 1 && args[0] == "help" && slices.Contains(commandNames(), args[1]) {
+			return run([]string{args[1], "--help"}, stdout, stderr) // lockbench help run
+		}
 		usage(stdout)
 		return exitOK
 	case "--version", "-v":

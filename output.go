@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
@@ -40,6 +41,9 @@ func (f *loadFlags) finish(sum *report.Summary, stdout io.Writer) error {
 				return &exitError{code: exitUnsafe, msg: fmt.Sprintf("%s: %s (--fail-on-unsafe)", resultName(r), r.Verdict)}
 			}
 		}
+	}
+	if msg := failedPhase(sum.Results); msg != "" {
+		return &exitError{code: exitFailure, msg: msg}
 	}
 	if msg := f.maxErrors.exceeded(sum.Results); msg != "" {
 		return &exitError{code: exitErrors, msg: msg}
@@ -81,4 +85,31 @@ func writeReport(s *report.Summary, write report.Reporter, out string, stdout io
 		return err
 	}
 	return file.Close()
+}
+
+// failedPhase describes the first phase in which every attempt failed with an error — no
+// acquire, nothing but Redis or network errors — "" when none did: such a run measured
+// nothing, and its exit code must say so (1, like any runtime failure).
+func failedPhase(results []report.Result) string {
+	for _, r := range results {
+		if r.Acquired > 0 || r.Errors == 0 || r.Timeouts > 0 {
+			continue
+		}
+		first := ""
+		for _, n := range r.Notes {
+			if e, ok := strings.CutPrefix(n, "first error: "); ok {
+				first = e
+				break
+			}
+		}
+		msg := fmt.Sprintf("%s: no acquire succeeded, every attempt failed (%d errors)", resultName(r), r.Errors)
+		if strings.Contains(first, "NOPERM") {
+			return msg + "; the Redis user lacks a permission lockbench needs (" + first + "): it needs the keys ~lockbench:*, the channels &lockbench:* and the commands its strategies send, e.g. ACL SETUSER NAME ~lockbench:* &lockbench:* +@all"
+		}
+		if first != "" {
+			msg += "; first error: " + first
+		}
+		return msg
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -18,15 +19,39 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// signalContext is cancelled by the first SIGINT/SIGTERM; a second one kills at once.
+// signalContext is cancelled by the first SIGINT/SIGTERM; a second one quits at once
+// (exit 130), whatever the run is waiting for — a frozen server included. The second is
+// handled here rather than left to the default action: a process started in the
+// background of a script has SIGINT ignored, and would ignore it again.
 func signalContext(progress *progressLine) (context.Context, func()) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
 		progress.say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
+		select {
+		case <-sigs:
+			progress.clear()
+			fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
 	}()
-	return ctx, stop
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+		})
+	}
 }
 
 // progressLine is the live status on a terminal's stderr: rewritten in place once a second,

@@ -339,6 +339,8 @@ func deref(n *yaml.Node) *yaml.Node {
 // shown describes what was written, for "found ..." in messages.
 func shown(n *yaml.Node) string {
 	switch {
+	case n.Kind == yaml.SequenceNode && len(n.Content) == 0:
+		return "an empty list"
 	case n.Kind == yaml.SequenceNode:
 		return "a list"
 	case n.Kind == yaml.MappingNode:

@@ -110,6 +110,9 @@ func Builtins() []Info {
 
 // Source returns a built-in profile's file as embedded, for `lockbench profiles show NAME`.
 func Source(name string) ([]byte, error) {
+	if isPath(name) {
+		return readFile(name)
+	}
 	if name == "" || strings.ContainsAny(name, "/\\.") {
 		return nil, unknownProfile(name)
 	}
