@@ -24,7 +24,8 @@
 #      run the round's ceiling is compared with (the VM's speed drifts minute to minute). Bias, kept as the issue specifies: after the first pass
 #      most SET NX find the key (cheaper than a successful SET) and the script's GET never
 #      matches `tok` (no DEL), so the ceiling is, if anything, slightly optimistic;
-#   6. runs the lockbench scenarios (spread, hot key notified, hot key fair, open loop: each
+#   6. runs the lockbench scenarios (spread, hot key notified, hot key fair, hot key as a fleet
+#      of 4 processes, open loop: each
 #      --rounds times, the best round of each kept; scale once)
 #      with the binary, always against that server through --redis (never a spawned one),
 #      --format json --quiet, each under /usr/bin/time -v (peak RSS, client CPU);
@@ -267,7 +268,7 @@ say "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other work on th
 say "- redis: $(redis-server --version | sed 's/^Redis server //')"
 say "- go: $(go version | sed 's/^go version //')"
 say "- lockbench: $rev"
-say "- durations: warmup ${warmup}s, measured ${duration}s per scenario round (${rounds} rounds of spread, hot key and open loop), ${scale_duration}s per strategy in the scale row"
+say "- durations: warmup ${warmup}s, measured ${duration}s per scenario round (${rounds} rounds of spread, hot key, fleet and open loop), ${scale_duration}s per strategy in the scale row"
 say ""
 
 # ---- hot path (go test) ---------------------------------------------------------------------
@@ -378,6 +379,13 @@ for round in $(seq 1 "$rounds"); do
   flush
   lockbench "hot-fair-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
     --strategy fair --wait pubsub --workers 100 --keys 1 --hold 1ms
+done
+# The same hot key as a fleet, the shape services deploy: 4 processes of 25 workers (--procs
+# starts them, merges their results and reports fairness across processes).
+for round in $(seq 1 "$rounds"); do
+  flush
+  lockbench "hot-fleet-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
+    --strategy token --wait pubsub --procs 4 --workers 100 --keys 1 --hold 1ms
 done
 
 # The open loop runs at half the fastest spread round's rate (the most demanding choice), and

@@ -223,6 +223,27 @@ def main():
                          ("fairness.jain", "≥ 0.95"), ("commands_per_acquire", "≤ 10")):
             t.error(scen, fig, tgt, why)
 
+    # hot key, fleet: token --wait pubsub as 4 processes of 25 workers, 1 key, hold 1ms
+    scen = "hot key, fleet of 4"
+    r, rname, why = rounds_of("hot-fleet", higher_rate)
+    if r:
+        scen = f"hot key, fleet of 4 ({rname})"
+        hold = r["latency_us"]["hold"]["mean"]
+        limit = 0.85 / ((hold + rtt_us) / 1e6)
+        procs = r["fairness"].get("processes") or {}
+        at_least(t, scen, "acquire_rate", r["acquire_rate"], limit, rate,
+                 f"≥ 0.85 / (hold {hold:,.0f} µs + RTT {rtt_us:.0f} µs) = {rate(limit)}")
+        at_least(t, scen, "fairness.processes.jain", procs.get("jain", 0.0), 0.95,
+                 lambda v: f"{v:.4f}", "≥ 0.95")
+        at_most(t, scen, "fairness.processes.starved", procs.get("starved", 4), 0,
+                lambda v: f"{v:.0f}", "0")
+        at_most(t, scen, "commands_per_acquire", r["redis"]["commands_per_acquire"], 8,
+                lambda v: f"{v:.2f}", "≤ 8")
+    else:
+        for fig, tgt in (("acquire_rate", "≥ 0.85 / (hold + RTT)"), ("fairness.processes.jain", "≥ 0.95"),
+                         ("fairness.processes.starved", "0"), ("commands_per_acquire", "≤ 8")):
+            t.error(scen, fig, tgt, why)
+
     # scale: 10 000 workers, 1000 keys, each safe strategy (and redlock on 5 masters)
     for s in meta.get("scale_strategies", "").split():
         name = "scale-" + s
