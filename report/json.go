@@ -8,12 +8,14 @@ import (
 
 // JSON writes s as indented JSON (two spaces, trailing newline) in the schema of DESIGN.md
 // "JSON result", which schema/result.json describes; schema_version is always SchemaVersion,
-// whatever s says (s may have been read from an older file). started_at is RFC 3339 (with
+// whatever s says (s may have been read from an older file), and an empty kind is written
+// as run. started_at is RFC 3339 (with
 // fractional seconds when the time has them). Lists the engine left nil are written as []
 // rather than null, so that consumers can iterate them without a null check.
 func JSON(w io.Writer, s *Summary) error {
 	c := withEmptyLists(s)
 	c.SchemaVersion = SchemaVersion
+	c.Kind = summaryKind(s)
 	return writeJSON(w, c, "json report")
 }
 

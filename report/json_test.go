@@ -106,6 +106,14 @@ func TestJSONSchemaRejects(t *testing.T) {
 			delete(result(d, 0)["timeline"].([]any)[1].(map[string]any), "p99_us")
 		}, "/results/0/timeline/1"},
 		{"timeline null", func(d map[string]any) { result(d, 0)["timeline"] = nil }, "/results/0/timeline"},
+		// The README: every document opens with kind; counts and latencies are never negative.
+		{"missing kind", func(d map[string]any) { delete(d, "kind") }, "'kind'"},
+		{"negative count", func(d map[string]any) { result(d, 0)["timeouts"] = -1 }, "/results/0/timeouts"},
+		{"negative latency", func(d map[string]any) {
+			obj(obj(result(d, 0), "latency_us"), "acquire")["p99"] = -5
+		}, "/results/0/latency_us/acquire/p99"},
+		{"negative rate", func(d map[string]any) { result(d, 1)["acquire_rate_per_s"] = -0.5 }, "/results/1/acquire_rate_per_s"},
+		{"negative cost", func(d map[string]any) { obj(result(d, 0), "redis")["cpu_us"] = -3 }, "/results/0/redis/cpu_us"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +165,24 @@ func TestJSONWritesSchemaVersion(t *testing.T) {
 	}
 	if err := json.Unmarshal(jsonDoc(t, s), &doc); err != nil || doc.SchemaVersion == nil || *doc.SchemaVersion != SchemaVersion {
 		t.Errorf("schema_version = %v (%v), want %d", doc.SchemaVersion, err, SchemaVersion)
+	}
+}
+
+// TestJSONWritesKind: a Summary built without a kind is a run, and its document says so.
+func TestJSONWritesKind(t *testing.T) {
+	s := testSummary()
+	s.Kind = ""
+	var doc map[string]any
+	if err := json.Unmarshal(jsonDoc(t, s), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["kind"] != KindRun {
+		t.Errorf("kind = %v, want %q", doc["kind"], KindRun)
+	}
+	// An event of the warm-up has a negative time: the one number that may be below 0.
+	s.Results[0].Events = []Event{{TS: -0.5, Fault: "kill", What: "node 0 killed"}}
+	if err := validateResult(jsonDoc(t, s)); err != nil {
+		t.Errorf("a warm-up event fails the schema: %v", err)
 	}
 }
 

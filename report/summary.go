@@ -17,14 +17,16 @@ type Summary struct {
 	// SchemaVersion is the version of schema/result.json the document follows; the JSON
 	// reporter always writes SchemaVersion (the constant). 0 when read from a file written
 	// before the schema was versioned.
-	SchemaVersion int       `json:"schema_version"`
-	Kind          string    `json:"kind,omitempty" jsonschema:"enum=run,enum=sweep,enum=capacity"` // run (also when empty)
-	Version       string    `json:"version"`
-	StartedAt     time.Time `json:"started_at"` // RFC3339 in JSON
-	Interrupted   bool      `json:"interrupted"`
-	Target        Target    `json:"target"`
-	Config        Config    `json:"config"`
-	Results       []Result  `json:"results"`
+	SchemaVersion int `json:"schema_version"`
+	// Kind is run, sweep or capacity. A Summary built without one is a run; the JSON
+	// reporter always writes it.
+	Kind        string    `json:"kind" jsonschema:"enum=run,enum=sweep,enum=capacity"`
+	Version     string    `json:"version"`
+	StartedAt   time.Time `json:"started_at"` // RFC3339 in JSON
+	Interrupted bool      `json:"interrupted"`
+	Target      Target    `json:"target"`
+	Config      Config    `json:"config"`
+	Results     []Result  `json:"results"`
 	// Notes are lines a reader must see with the numbers (e.g. that the target is an
 	// in-process fake); reporters print them.
 	Notes []string `json:"notes,omitempty"`

@@ -85,7 +85,8 @@ func (e *SpecError) Error() string {
 //     clients only.
 //  2. a live `lockbench target up` state file at s.StatePath: its servers (Mode
 //     "spawned"); Close closes the clients only, the servers belong to `target down`. A
-//     stale state file (its processes gone) is ignored, with a Note.
+//     stale state file (its processes gone) is ignored, with a Note; one another user
+//     could have written is a *StateError.
 //  3. redis-server on PATH: spawn the topology (Mode "spawned") in a temporary directory;
 //     Close stops every process and removes the directory, and the processes die with
 //     this one if it is killed.
@@ -145,17 +146,17 @@ func Open(ctx context.Context, s Spec) (*Conn, error) {
 		want = s.Need
 	}
 	var note string
-	statePath := s.StatePath
-	if statePath == "" {
-		statePath = DefaultStatePath()
-	}
-	switch st, err := readState(statePath); {
-	case err == nil && !st.stale():
-		return s.openState(ctx, st, d)
-	case err == nil:
-		note = fmt.Sprintf("ignored the stale state file %s of `lockbench target up` (its redis-server processes are gone; `lockbench target down` removes it)", statePath)
-	case !errors.Is(err, ErrNotUp):
-		note = fmt.Sprintf("ignored the unreadable state file %s (%v)", statePath, err)
+	if statePath, err := resolveStatePath(s.StatePath); err == nil { // none: nothing was up
+		switch st, err := readState(statePath); {
+		case err == nil && !st.stale():
+			return s.openState(ctx, st, d)
+		case err == nil:
+			note = fmt.Sprintf("ignored the stale state file %s of `lockbench target up` (its redis-server processes are gone; `lockbench target down` removes it)", statePath)
+		case errors.As(err, new(*StateError)):
+			return nil, err
+		case !errors.Is(err, ErrNotUp):
+			note = fmt.Sprintf("ignored the unreadable state file %s (%v)", statePath, err)
+		}
 	}
 	if want == "" {
 		want = Single

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -17,9 +18,52 @@ import (
 	"github.com/lockbench/lockbench/internal/proc"
 )
 
-// DefaultStatePath is where `lockbench target up` records what it started:
-// lockbench-target.json in the temporary directory ($TMPDIR or /tmp).
-func DefaultStatePath() string { return filepath.Join(os.TempDir(), "lockbench-target.json") }
+// DefaultStatePath is where `lockbench target up` records what it started: target.json in
+// the user's own directory $XDG_STATE_HOME/lockbench (default ~/.local/state/lockbench), or
+// in os.UserCacheDir()/lockbench when there is no home directory. Up creates the directory
+// (0700). "" when none of them is known: the state file must then be given.
+//
+// Never a shared directory such as /tmp: the state file names the processes `target down`
+// kills and the servers runs send their password to (see readState).
+func DefaultStatePath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) { // the XDG spec: a relative path is invalid, ignore it
+		dir = ""
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, ".local", "state")
+		} else if cache, err := os.UserCacheDir(); err == nil {
+			dir = cache
+		} else {
+			return ""
+		}
+	}
+	return filepath.Join(dir, "lockbench", "target.json")
+}
+
+// resolveStatePath is path, else DefaultStatePath(); an error when neither is known.
+func resolveStatePath(path string) (string, error) {
+	if path == "" {
+		path = DefaultStatePath()
+	}
+	if path == "" {
+		return "", &StateError{Reason: "no home directory to keep it in ($HOME and $XDG_STATE_HOME are unset); give one with --state"}
+	}
+	return path, nil
+}
+
+// StateError is a state file lockbench refuses to use: one another user could have written
+// (see readState), or none when there is no directory to keep it in. A usage error.
+type StateError struct {
+	Path   string
+	Reason string
+}
+
+func (e *StateError) Error() string {
+	if e.Path == "" {
+		return "state file: " + e.Reason
+	}
+	return fmt.Sprintf("state file %s: %s", e.Path, e.Reason)
+}
 
 // State is what `lockbench target up` started, as its JSON state file records it.
 type State struct {
@@ -52,7 +96,7 @@ type NodeStatus struct {
 	Role      string `json:"role"`
 	Addr      string `json:"addr"`
 	Pid       int    `json:"pid"`
-	Alive     bool   `json:"alive"`     // the pid is still a redis-server process
+	Alive     bool   `json:"alive"`     // the pid is still the redis-server Up started
 	Answering bool   `json:"answering"` // it answered a ROLE request within 1 s
 	Error     string `json:"error,omitempty"`
 }
@@ -91,8 +135,9 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 	if err := (Spec{Topology: topology, Auth: auth}).check(nil, nil); err != nil {
 		return nil, err
 	}
-	if statePath == "" {
-		statePath = DefaultStatePath()
+	statePath, err := resolveStatePath(statePath)
+	if err != nil {
+		return nil, err
 	}
 	if err := canSpawn(); err != nil {
 		return nil, fmt.Errorf("target up: %w", err)
@@ -106,6 +151,8 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 			ErrAlreadyUp, old.Topology, old.StartedAt.Local().Format(time.DateTime), statePath)
 	case err == nil:
 		old.remove() // stale: nothing of it runs any more
+	case errors.As(err, new(*StateError)):
+		return nil, err
 	case !errors.Is(err, ErrNotUp):
 		return nil, fmt.Errorf("target up: %w; delete it by hand if no lockbench target runs", err)
 	}
@@ -138,31 +185,43 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 }
 
 // Down stops what the state file at statePath ("" = DefaultStatePath()) records and removes
-// the servers' directory and the state file. A recorded pid is signalled only while its
-// command line still shows that redis-server (pids get reused). No state file is an error
-// wrapping ErrNotUp.
+// the servers' directory and the state file. A recorded pid is killed only while it is
+// still the redis-server Up started: redis-server, run by this user, listening on the
+// recorded port (pids get reused). One that is alive but fails a check is left running and
+// Down returns an error naming it and why, keeping the state file; one gone already is
+// skipped. No state file is an error wrapping ErrNotUp; one Down refuses (see readState) a
+// *StateError.
 func Down(statePath string) error {
-	if statePath == "" {
-		statePath = DefaultStatePath()
+	statePath, err := resolveStatePath(statePath)
+	if err != nil {
+		return err
 	}
 	st, err := readState(statePath)
 	if err != nil {
 		if errors.Is(err, ErrNotUp) {
 			return err
 		}
+		if errors.As(err, new(*StateError)) {
+			return err
+		}
 		return fmt.Errorf("target down: %w; delete it by hand after stopping its redis-server processes", err)
 	}
 	var errs []error
 	for i, pid := range st.Pids {
-		if !isRedis(pid, st.addr(i)) {
+		addr := st.addr(i)
+		if gone(pid) {
 			continue
 		}
-		if err := killWait(pid, st.addr(i), 5*time.Second); err != nil {
+		if why := notOurRedis(pid, addr); why != "" {
+			errs = append(errs, fmt.Errorf("pid %d not killed: it is not the redis-server lockbench started on %s: %s", pid, addr, why))
+			continue
+		}
+		if err := killWait(pid, addr, 5*time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("target down: %w (state file %s kept)", errors.Join(errs...), statePath)
+		return fmt.Errorf("target down: %w (state file %s kept; delete it by hand once none of its servers runs)", errors.Join(errs...), statePath)
 	}
 	return st.remove()
 }
@@ -172,8 +231,9 @@ func Down(statePath string) error {
 // requires a password answers NOAUTH: it counts as answering, with its role at startup.
 // When none is alive the state is Stale. No state file is an error wrapping ErrNotUp.
 func Status(statePath string) (*State, []NodeStatus, error) {
-	if statePath == "" {
-		statePath = DefaultStatePath()
+	statePath, err := resolveStatePath(statePath)
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := readState(statePath)
 	if err != nil {
@@ -183,7 +243,7 @@ func Status(statePath string) (*State, []NodeStatus, error) {
 	st.Stale = true
 	for i, pid := range st.Pids {
 		n := NodeStatus{Role: st.role(i), Addr: st.addr(i), Pid: pid}
-		if n.Alive = isRedis(pid, n.Addr); n.Alive {
+		if n.Alive = notOurRedis(pid, n.Addr) == ""; n.Alive {
 			st.Stale = false
 			switch role, err := askRole(n.Addr); {
 			case errors.Is(err, errNoAuth):
@@ -201,12 +261,27 @@ func Status(statePath string) (*State, []NodeStatus, error) {
 	return st, nodes, nil
 }
 
-// readState reads a state file; a missing one is ErrNotUp.
+// readState reads a state file; a missing one is ErrNotUp. A file another user could have
+// written is a *StateError: it would choose the processes Down kills and the servers a run
+// sends its password to. So is one not owned by this user, or writable by group or others
+// (Unix only; see checkStateFile).
 func readState(path string) (*State, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (no state file %s; start one with `lockbench target up`)", ErrNotUp, path)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat() // the file read below, whatever the path names by then
+	if err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	if why := checkStateFile(fi); why != "" {
+		return nil, &StateError{Path: path, Reason: why + "; refusing it: it names the processes `lockbench target down` kills and the servers runs send the password to"}
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("state file: %w", err)
 	}
@@ -222,18 +297,31 @@ func readState(path string) (*State, error) {
 	return &st, nil
 }
 
-// write stores st at st.path atomically, and only if no state file exists (two `target up`
-// racing: the second loses).
+// write stores st at st.path (0600, in a directory it creates 0700) atomically, and only if
+// no state file exists (two `target up` racing: the second loses).
 func (st *State) write() error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
+		return fmt.Errorf("write state file: %w", err)
+	}
+	// A new file (O_EXCL): one left by someone else would keep its owner and mode.
 	tmp := fmt.Sprintf("%s.%d.tmp", st.path, os.Getpid())
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	_ = os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return fmt.Errorf("write state file: %w", err)
 	}
 	defer os.Remove(tmp)
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write state file: %w", err)
+	}
 	if err := os.Link(tmp, st.path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: another `lockbench target up` wrote %s first", ErrAlreadyUp, st.path)
@@ -254,10 +342,10 @@ func (st *State) remove() error {
 	return nil
 }
 
-// stale reports whether no recorded process is alive.
+// stale reports whether none of the recorded redis-server processes runs any more.
 func (st *State) stale() bool {
 	for i, pid := range st.Pids {
-		if isRedis(pid, st.addr(i)) {
+		if notOurRedis(pid, st.addr(i)) == "" {
 			return false
 		}
 	}
@@ -282,19 +370,49 @@ func (st *State) role(i int) string {
 	return "master"
 }
 
-// isRedis reports whether pid is a live (not zombie) redis-server that serves addr: its
-// command line (which redis-server rewrites to "redis-server 127.0.0.1:PORT ...") names
-// redis-server and the port.
-func isRedis(pid int, addr string) bool {
-	if pid <= 0 {
-		return false
+// gone reports whether pid no longer runs: no such process, or a zombie (it holds no port
+// any more; its parent reaps it).
+func gone(pid int) bool {
+	s := proc.State(pid)
+	return pid <= 0 || s == 0 || s == 'Z'
+}
+
+// notOurRedis says why pid is not the redis-server Up started to serve addr, "" when it is:
+// it runs redis-server (whose title, "redis-server 127.0.0.1:PORT [sentinel]", names the
+// program), as this user, and listens on addr's port. Pids get reused: a recorded pid may
+// now run anything.
+func notOurRedis(pid int, addr string) string {
+	if gone(pid) {
+		return "the process is gone"
 	}
 	line, err := proc.CommandLine(pid)
-	if err != nil || proc.State(pid) == 'Z' {
-		return false
+	if err != nil {
+		return fmt.Sprintf("cannot tell what it runs (%v)", err)
 	}
-	_, port, _ := net.SplitHostPort(addr)
-	return strings.Contains(line, "redis-server") && (port == "" || strings.Contains(line, port))
+	line = strings.TrimSpace(strings.ReplaceAll(line, "\x00", " "))
+	if prog, _, _ := strings.Cut(line, " "); filepath.Base(prog) != "redis-server" {
+		if len(line) > 60 {
+			line = line[:60] + "..."
+		}
+		return fmt.Sprintf("it runs %q", line)
+	}
+	if uid, err := proc.Owner(pid); err != nil {
+		return fmt.Sprintf("cannot tell its user (%v)", err)
+	} else if uid != os.Getuid() {
+		return fmt.Sprintf("it runs as uid %d, not as this user (uid %d)", uid, os.Getuid())
+	}
+	_, p, _ := net.SplitHostPort(addr)
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return fmt.Sprintf("the state file's address %q has no port", addr)
+	}
+	switch ok, err := proc.ListensTCP(pid, port); {
+	case err != nil:
+		return fmt.Sprintf("cannot tell whether it listens on port %d (%v)", port, err)
+	case !ok:
+		return fmt.Sprintf("it does not listen on port %d", port)
+	}
+	return ""
 }
 
 // killWait sends SIGKILL to pid and waits until it is gone (or a zombie, which holds no

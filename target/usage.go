@@ -7,3 +7,7 @@ func (e *SpecError) ExitCode() int { return 2 }
 
 // ExitCode is 2: a malformed address is a usage error.
 func (e *AddrError) ExitCode() int { return 2 }
+
+// ExitCode is 2: a state file lockbench refuses (another user's, or writable by others) is
+// the user's to fix.
+func (e *StateError) ExitCode() int { return 2 }

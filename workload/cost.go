@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -23,6 +24,26 @@ func fillCost(r *report.Result, c Cost) {
 		r.Redis.CPUUSPerAcquire = float64(c.CPUUS) / n
 		r.Redis.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
 	}
+}
+
+// whyNothingAcquired is the note of a phase that acquired nothing: what became of its
+// acquires, and how busy its server was meanwhile — saturated (the lock's own traffic, or
+// someone else's) or idle while everyone waited.
+func (p *phase) whyNothingAcquired(r report.Result, c Cost) string {
+	var why string
+	switch {
+	case r.Timeouts > 0 && r.Errors == 0:
+		why = fmt.Sprintf("every acquire timed out (%d timeouts after %s, 0 errors)", r.Timeouts, p.cfg.AcquireTimeout)
+	case r.Timeouts+r.Errors > 0:
+		why = fmt.Sprintf("every acquire timed out or failed (%d timeouts after %s, %d errors)", r.Timeouts, p.cfg.AcquireTimeout, r.Errors)
+	default:
+		why = fmt.Sprintf("no acquire timed out, failed or was released in the window (one may wait up to the acquire timeout, %s)", p.cfg.AcquireTimeout)
+	}
+	if r.Redis.Measured && c.Elapsed > 0 {
+		why += fmt.Sprintf("; %s meanwhile: %.1f%% CPU of one core, %s commands/s", p.service.Name(),
+			r.Redis.CPUPercent, report.FormatRate(float64(c.Requests)/c.Elapsed.Seconds()))
+	}
+	return "nothing acquired: " + why
 }
 
 // stuckKeys counts the phase's locks still held once every worker released what it held,

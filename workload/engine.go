@@ -340,6 +340,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	default:
 		fillCost(&r, cost)
 	}
+	if r.Acquired == 0 {
+		r.Notes = append(r.Notes, p.whyNothingAcquired(r, cost))
+	}
 	if err := p.meet(ctx, "end"); err != nil && ctx.Err() == nil {
 		r.Notes = append(r.Notes, err.Error())
 	}

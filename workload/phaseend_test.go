@@ -2,6 +2,9 @@ package workload
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,5 +41,42 @@ func TestPhaseEndDoesNotCutAnAcquireInHalf(t *testing.T) {
 	}
 	if stuck > 0 {
 		t.Errorf("%d of %d phases without a fault left keys without a ttl", stuck, len(results))
+	}
+}
+
+// A phase that acquired nothing says why: here every acquire timed out on a lock someone
+// else holds, while Redis idled. A phase that acquired says nothing of the kind.
+func TestNothingAcquiredSaysWhy(t *testing.T) {
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token", "token")
+	cfg.Workers, cfg.Duration, cfg.KeyPrefix = 4, 500*time.Millisecond, "held:"
+	cfg.AcquireTimeout = 20 * time.Millisecond
+	if err := cfg.Wait.Set("spin:1ms"); err != nil { // backoff's 50ms would starve the second phase
+		t.Fatal(err)
+	}
+	// The first phase's only key, held by someone else for longer than the test (with a
+	// ttl: it is held, not stuck).
+	if err := c.Do(context.Background(), c.B().Set().Key("held:1:token:{0}").Value("someone").Px(time.Minute).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	if r.Acquired != 0 || r.Timeouts == 0 || r.Safety.StuckKeys != 0 {
+		t.Fatalf("on a held key: acquired %d, timeouts %d, stuck %d; want only timeouts", r.Acquired, r.Timeouts, r.Safety.StuckKeys)
+	}
+	want := fmt.Sprintf("nothing acquired: every acquire timed out (%d timeouts after 20ms, 0 errors); Redis meanwhile: ", r.Timeouts)
+	i := slices.IndexFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, want) })
+	if i < 0 {
+		t.Fatalf("no note starting %q in %q", want, r.Notes)
+	}
+	if n := r.Notes[i]; !strings.Contains(n, "% CPU of one core, ") || !strings.HasSuffix(n, " commands/s") {
+		t.Errorf("the note does not give the server's CPU and commands per second: %q", n)
+	}
+	t.Log(r.Notes[i])
+	if r := results[1]; r.Acquired == 0 || slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "nothing acquired") }) {
+		t.Errorf("a phase that acquired %d says %q", r.Acquired, r.Notes)
 	}
 }

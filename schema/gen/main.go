@@ -71,6 +71,7 @@ func generate(root string) ([]doc, error) {
 	result.Description = "A lockbench result file (--format json) of run, sweep or capacity, or of report merge. " +
 		"Latencies are in µs, field names carry their units."
 	pinVersion(result, "Summary")
+	nonNegative(result, signedResultFields)
 
 	comparison := r.Reflect(&report.Comparison{})
 	comparison.ID = baseURL + "comparison.json"
@@ -131,6 +132,26 @@ func pinVersion(s *jsonschema.Schema, def string) {
 	}
 	if v, ok := d.Properties.Get("schema_version"); ok {
 		v.Const = report.SchemaVersion
+	}
+}
+
+// signedResultFields are the numbers of a result that may be negative, as "Definition.field":
+// an event's time is before the measured window when it happened during the warm-up.
+var signedResultFields = map[string]bool{"Event.t_s": true}
+
+// nonNegative gives every integer and number property of s's definitions "minimum": 0 but
+// those in signed: counts, latencies, rates, costs and times of a result are never negative,
+// and a validator should say so when one is.
+func nonNegative(s *jsonschema.Schema, signed map[string]bool) {
+	for name, def := range s.Definitions {
+		if def.Properties == nil {
+			continue
+		}
+		for p := def.Properties.Oldest(); p != nil; p = p.Next() {
+			if (p.Value.Type == "integer" || p.Value.Type == "number") && !signed[name+"."+p.Key] {
+				p.Value.Minimum = "0"
+			}
+		}
 	}
 }
 

@@ -50,6 +50,8 @@ type lock struct {
 	conn    *Conn
 	timeout time.Duration
 	hook    func(ctx context.Context, key, owner string)
+	// onSuspended is Conn.LostOnSuspended when the strategy was built.
+	onSuspended bool
 
 	ctx    context.Context // ends at Close: frozen writes give up
 	cancel context.CancelFunc
@@ -66,7 +68,7 @@ func newLock(info strategies.Info, o strategies.Options) (strategies.Strategy, e
 	if !ok || conn == nil {
 		return nil, &strategies.OptionError{Field: "zookeeper", Value: fmt.Sprintf("%T", o.Service), Reason: "strategy " + info.Name + " needs a ZooKeeper connection (--zookeeper, or zookeeperd installed to spawn one)"}
 	}
-	l := &lock{info: info, conn: conn, timeout: o.TTL, hook: o.Hooks.BeforeRenew, owners: map[string]*session{}}
+	l := &lock{info: info, conn: conn, timeout: o.TTL, hook: o.Hooks.BeforeRenew, onSuspended: conn.LostOnSuspended, owners: map[string]*session{}}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }
@@ -84,6 +86,10 @@ type session struct {
 	mu     sync.Mutex
 	lost   chan struct{}
 	lostAt time.Time // when lost was last closed
+	// suspended is closed when the connection is lost (or the session expires): Curator's
+	// SUSPENDED, which it tells users to treat as losing the lock. Reconnected, the client
+	// gets a new one for the leases granted from then on.
+	suspended chan struct{}
 	// left are znodes of abandoned acquires that could not be deleted while the client was
 	// between connections (or whose create's reply was lost with the connection): the
 	// session lives on, so each would hold its place in the queue, and the lock with it, for
@@ -139,6 +145,39 @@ func (s *session) expired() {
 	defer s.mu.Unlock()
 	close(s.lost)
 	s.lost, s.lostAt = make(chan struct{}), time.Now()
+	s.suspend()
+}
+
+func (s *session) suspendedCh() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.suspended
+}
+
+// suspend closes suspended once; s.mu is held.
+func (s *session) suspend() {
+	select {
+	case <-s.suspended:
+	default:
+		close(s.suspended)
+	}
+}
+
+// state follows the connection: suspended on a disconnect, a fresh channel once the
+// session is back.
+func (s *session) state(st zk.State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case zk.StateDisconnected:
+		s.suspend()
+	case zk.StateHasSession:
+		select {
+		case <-s.suspended:
+			s.suspended = make(chan struct{})
+		default:
+		}
+	}
 }
 
 // session is owner's session, opened on its first acquire.
@@ -148,7 +187,7 @@ func (l *lock) session(owner string) (*session, error) {
 	if s := l.owners[owner]; s != nil {
 		return s, nil
 	}
-	s := &session{lost: make(chan struct{})}
+	s := &session{lost: make(chan struct{}), suspended: make(chan struct{})}
 	dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
 		if via := l.conn.Via; via != nil {
 			address = via(address)
@@ -160,10 +199,15 @@ func (l *lock) session(owner string) (*session, error) {
 		return &frozenConn{Conn: nc, ctx: l.ctx, hook: l.hook, owner: owner}, nil
 	}
 	cb := func(ev zk.Event) {
-		if ev.Type == zk.EventSession && ev.State == zk.StateExpired {
+		if ev.Type != zk.EventSession {
+			return
+		}
+		if ev.State == zk.StateExpired {
 			l.lost.Add(1)
 			s.expired()
+			return
 		}
+		s.state(ev.State)
 	}
 	c, err := l.conn.session(l.timeout, dialer, cb)
 	if err != nil {
@@ -203,7 +247,7 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 	}
 	// After the create: it goes on across a session's expiry, and the lease belongs to the
 	// session its znode was made in (one made in the expired session is not found below).
-	lost := s.lostCh()
+	lost, suspended := s.lostCh(), s.suspendedCh()
 	mine, err := seq(node)
 	if err != nil {
 		return nil, err
@@ -236,7 +280,7 @@ func (l *lock) Acquire(ctx context.Context, key, owner string) (strategies.Lease
 			return l.Acquire(ctx, key, owner)
 		}
 		if prev == "" {
-			return &lease{l: l, s: s, node: node, fence: uint64(mine) + 1, lost: lost, at: time.Now()}, nil
+			return &lease{l: l, s: s, node: node, fence: uint64(mine) + 1, lost: lost, suspended: suspended, at: time.Now()}, nil
 		}
 		exists, _, ch, err := s.zk.ExistsW(dir + "/" + prev)
 		if err != nil {
@@ -361,13 +405,14 @@ func (l *lock) Close() error {
 
 // lease is one held zk-lock.
 type lease struct {
-	l        *lock
-	s        *session
-	node     string
-	fence    uint64
-	lost     chan struct{}
-	at       time.Time // when it was granted
-	released atomic.Bool
+	l         *lock
+	s         *session
+	node      string
+	fence     uint64
+	lost      chan struct{}
+	suspended chan struct{} // the session's connection lost since the grant
+	at        time.Time     // when it was granted
+	released  atomic.Bool
 }
 
 // ValidUntil is the earliest the session can expire as far as the client knows: a session
@@ -433,8 +478,14 @@ func transient(err error) bool {
 // ZooKeeper numbers the lock's children in creation order, so it grows from holder to holder.
 func (l *lease) Fence() uint64 { return l.fence }
 
-// Lost is closed when the session the lease was taken in expired.
-func (l *lease) Lost() <-chan struct{} { return l.lost }
+// Lost is closed when the session the lease was taken in expired, or with
+// Conn.LostOnSuspended (when the strategy was built) as soon as its connection was lost (Curator's reading).
+func (l *lease) Lost() <-chan struct{} {
+	if l.l.onSuspended {
+		return l.suspended
+	}
+	return l.lost
+}
 
 // frozenConn holds every write while the fault layer freezes its owner: the session's
 // pings stop with the paused process.

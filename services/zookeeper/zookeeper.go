@@ -48,6 +48,13 @@ type Conn struct {
 	// way, so that the cost and the cleanup are read past a partition.
 	Via func(addr string) string
 
+	// LostOnSuspended makes a zk-lock lease lost (its Lost closed) as soon as its session's
+	// connection is lost, as Curator tells its users to read SUSPENDED, rather than only
+	// when the session expires. The session, and the znode, may well survive: a holder that
+	// aborts on it (--on-lost abort) gives up a lock it may still hold, never writes with
+	// one it lost. Set it before the strategy is built; LostNote says which reading a run used.
+	LostOnSuspended bool
+
 	servers []*server.Process // the spawned server, for its CPU; nil when external
 	dir     string
 }
@@ -222,3 +229,11 @@ func (e *AddrError) Error() string {
 
 // ExitCode is 2: the user's input is wrong.
 func (e *AddrError) ExitCode() int { return 2 }
+
+// LostNote is the note that says which loss a run's zk-lock leases signal.
+func (c *Conn) LostNote() string {
+	if c.LostOnSuspended {
+		return "zk-lock: a lease counts as lost when its session's connection is (Curator's SUSPENDED), not only when the session expires"
+	}
+	return "zk-lock: a lease counts as lost only when its session expires; a lost connection (Curator's SUSPENDED) does not signal it"
+}

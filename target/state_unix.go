@@ -1,0 +1,22 @@
+//go:build unix
+
+package target
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// checkStateFile says why a state file with fi is not safe to trust, "" when it is: it
+// must belong to this user and be writable by no one else.
+func checkStateFile(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Sprintf("owned by uid %d, not by this user (uid %d)", st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("writable by group or others (mode %04o)", fi.Mode().Perm())
+	}
+	return ""
+}
