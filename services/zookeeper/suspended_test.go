@@ -20,7 +20,12 @@ import (
 // znodes survive, and both releases delete their own.
 func TestLostOnSuspended(t *testing.T) {
 	c := conn(t)
-	t.Cleanup(func() { c.LostOnSuspended = false })
+	t.Cleanup(func() {
+		c.LostOnSuspended = false
+		for _, k := range []string{"suspended", "suspended-expiry", "suspended-curator"} {
+			_ = c.Client.Delete(zookeeper.Root+"/"+k, -1) // the locks' parents; their znodes are gone
+		}
+	})
 	leases := map[bool]strategies.Lease{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
