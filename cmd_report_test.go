@@ -31,8 +31,8 @@ func TestMergeRefusesResultsOfAnotherRunExit2(t *testing.T) {
 	copyResult(t, a, same, 0)
 	copyResult(t, a, dayBefore, -24*time.Hour)
 
-	if code, _, stderr := cli("report", "merge", a, same); code != exitOK {
-		t.Fatalf("merging a run with itself: exit %d: %s", code, stderr)
+	if code, _, stderr := cli("report", "merge", a, same); code != exitUsage || !strings.Contains(stderr, "same process") {
+		t.Fatalf("merging a run with itself: exit %d: %s; want 2, refused as the same process twice", code, stderr)
 	}
 	for _, tc := range []struct {
 		file    string

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -68,9 +69,10 @@ func TestEveryJSONOutputValidatesSchema(t *testing.T) {
 		files[tc.name] = path
 	}
 
-	// A second process of the same run, as far as merge can tell: the same file again.
+	// A second process of the same run, as far as merge can tell: the same result, started
+	// a millisecond later (the same file twice is refused as one process given twice).
 	twin := filepath.Join(dir, "twin.json")
-	copyResult(t, files["run"], twin, 0)
+	copyResult(t, files["run"], twin, time.Millisecond)
 	code, merged, stderr := cli("report", "merge", files["run"], twin)
 	if code != exitOK {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
@@ -125,6 +127,9 @@ func TestReportReadsOlderSchemaRefusesNewer(t *testing.T) {
 	}
 	old := rewrite("old.json", func(doc map[string]any) {
 		delete(doc, "schema_version")
+		if started, err := time.Parse(time.RFC3339Nano, doc["started_at"].(string)); err == nil {
+			doc["started_at"] = started.Add(time.Millisecond).Format(time.RFC3339Nano) // another process
+		}
 		r := doc["results"].([]any)[0].(map[string]any)
 		r["acquire_rate"] = r["acquire_rate_per_s"]
 		delete(r, "acquire_rate_per_s")
@@ -197,7 +202,7 @@ func TestHDRLogReadsBackEveryTagInNanoseconds(t *testing.T) {
 	}
 
 	twin := filepath.Join(dir, "twin.json")
-	copyResult(t, jsonPath, twin, 0)
+	copyResult(t, jsonPath, twin, time.Millisecond)
 	mergedDir := filepath.Join(dir, "merged")
 	if code, _, stderr := cli("report", "merge", jsonPath, twin, "--hdr-dir", mergedDir); code != exitOK {
 		t.Fatalf("merge: exit %d: %s", code, stderr)

@@ -68,6 +68,9 @@ func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (
 			out.close()
 			return nil, serviceError("zookeeper", s.zookeeper, err)
 		}
+		// A holder that checks its lease before writing (--on-lost abort) takes a lost
+		// connection as a lost lock, as Curator tells its users to (SUSPENDED).
+		out.zk.LostOnSuspended = cfg.OnLost == workload.OnLostAbort
 	}
 	if need[postgres.Service] {
 		if s.postgres != "" {
@@ -152,7 +155,7 @@ func (s *services) notes() []string {
 		out = append(out, where(c.Spawned(), "etcd", c.Version, c.Addrs())+"; "+etcd.CostUnit)
 	}
 	if c := s.zk; c != nil {
-		out = append(out, where(c.Spawned(), "ZooKeeper", c.Version, c.Addrs())+"; "+zookeeper.CostUnit)
+		out = append(out, where(c.Spawned(), "ZooKeeper", c.Version, c.Addrs())+"; "+zookeeper.CostUnit, c.LostNote())
 	}
 	if c := s.pg; c != nil {
 		out = append(out, where(c.Spawned(), "PostgreSQL", c.Version, []string{c.Addr()})+"; "+c.CostUnit())

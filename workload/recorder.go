@@ -83,12 +83,12 @@ func newRecorder(workers int) *recorder {
 
 // cycle records one completed lock cycle of worker w. Latencies are in µs; handoffUS < 0
 // means the acquire followed no release by another worker.
-func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) {
+func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) (recorded bool) {
 	s := r.shards[w%len(r.shards)]
 	s.mu.Lock()
 	if !r.on.Load() {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	record(s.second[mAcquire], acquireUS)
 	if handoffUS >= 0 {
@@ -99,6 +99,7 @@ func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) {
 	s.acquired++
 	s.mu.Unlock()
 	r.perWorker[w].n++
+	return true
 }
 
 // timeout records an acquire that gave up after the acquire timeout.

@@ -203,12 +203,17 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 		p.count(m, &p.rec.misdeletes)
 		flags |= report.FlagMisdelete
 	}
-	if m {
-		p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
-			relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds())
-		if p.hist != nil {
-			p.hist.add(w.id, k, flags, got.Sub(p.origin), relStart.Sub(p.origin), fence)
+	if m && !p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
+		relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds()) {
+		m = false // it ended outside the window: the recorder did not count it
+	}
+	if p.hist != nil {
+		// Every section goes into the history, so that the cross-process check sees the
+		// holders around the window too; only the acquires counted are counted there.
+		if !m {
+			flags |= report.FlagUnmeasured
 		}
+		p.hist.add(w.id, k, flags, got.Sub(p.origin), relStart.Sub(p.origin), fence)
 	}
 }
 
