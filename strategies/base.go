@@ -248,25 +248,22 @@ const (
 
 // releaseTurn releases the lock name (stored under key) and passes the turn for the pubsub
 // wait policy in one script (turn.lua): compare-and-delete when tok is set, a blind DEL
-// when it is "", or a hand-over to the token handoff when the turn is this process's.
-// local says whether a waiter of this process may take the turn; when handoff is set it is
-// the waiter reserved for it.
+// when it is "", or a hand-over to the token handoff, for the waiter of this process
+// reserved for it, when the turn is this process's.
 func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string) (int64, error) {
-	args := append(b.turnArgs(name), tok, handoff)
-	if handoff != "" {
-		args[1] = "1"
-	}
+	ch := b.notify.turnChannel(name)
+	args := append(b.turnArgs(ch, handoff != "" || b.notify.hasWaiters(ch)), tok, handoff)
 	return turnScript.Exec(ctx, c, []string{waitList(name), key}, args).AsInt64()
 }
 
-// turnArgs are turn.lua's first arguments for the lock name, room for two more included.
-func (b *base) turnArgs(name string) []string {
-	n, ch := b.notify, b.notify.turnChannel(name)
-	local := ""
-	if n.hasWaiters(ch) {
-		local = "1"
+// turnArgs are turn.lua's first arguments for this process's turn channel ch, local saying
+// whether a waiter of this process may take the turn; with room for two more.
+func (b *base) turnArgs(ch string, local bool) []string {
+	l := ""
+	if local {
+		l = "1"
 	}
-	return append(make([]string, 0, 6), ch, local, n.counted, n.ttlArg)
+	return append(make([]string, 0, 6), ch, l, b.notify.counted, b.notify.ttlArg)
 }
 
 // turned acts on what releaseTurn returned: on this process's turn its next waiter for name

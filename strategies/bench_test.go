@@ -47,3 +47,35 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHotKeyPubSub measures the handoff chain of one process on one hot key under the
+// pubsub wait policy: 8 goroutines per CPU take turns on a single key with no hold, so each
+// op is one release handing the lock to a waiter of the same process (scripts/bench.sh's
+// "hot key notified" row without the hold).
+func BenchmarkHotKeyPubSub(b *testing.B) {
+	e := newBenchEnv(b, "token")
+	e.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
+	s, err := strategies.New("token", e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		owner := "bench-" + strconv.Itoa(int(nextWorker.Add(1)))
+		for pb.Next() {
+			l, err := s.Acquire(ctx, "bench:hot", owner)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := l.Release(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -133,7 +133,8 @@ func (s *reentrantHash) release(ctx context.Context, l *lease) error {
 	case n == 1 && s.notify != nil:
 		// The last hold: the lock is free; pass the turn on (a second round trip: the hash
 		// release is a script of its own).
-		r, err := turnScript.Exec(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(l.name)).AsInt64()
+		ch := s.channel(l.name)
+		r, err := turnScript.Exec(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(ch, s.notify.hasWaiters(ch))).AsInt64()
 		if err != nil {
 			return err
 		}
