@@ -187,10 +187,10 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 // Down stops what the state file at statePath ("" = DefaultStatePath()) records and removes
 // the servers' directory and the state file. A recorded pid is killed only while it is
 // still the redis-server Up started: redis-server, run by this user, listening on the
-// recorded port (pids get reused). One that is alive but fails a check is left running and
-// Down returns an error naming it and why, keeping the state file; one gone already is
-// skipped. No state file is an error wrapping ErrNotUp; one Down refuses (see readState) a
-// *StateError.
+// recorded port (pids get reused). One that is alive but fails a check is left running, and
+// Down returns an error naming it and why; the state file is removed all the same unless a
+// check could not be made (its server may still run). One gone already is skipped. No state
+// file is an error wrapping ErrNotUp; one Down refuses (see readState) a *StateError.
 func Down(statePath string) error {
 	statePath, err := resolveStatePath(statePath)
 	if err != nil {
@@ -207,21 +207,30 @@ func Down(statePath string) error {
 		return fmt.Errorf("target down: %w; delete it by hand after stopping its redis-server processes", err)
 	}
 	var errs []error
+	keep := false // something of it may still run
 	for i, pid := range st.Pids {
 		addr := st.addr(i)
 		if gone(pid) {
 			continue
 		}
-		if why := notOurRedis(pid, addr); why != "" {
+		if why, unsure := notOurRedis(pid, addr); why != "" {
 			errs = append(errs, fmt.Errorf("pid %d not killed: it is not the redis-server lockbench started on %s: %s", pid, addr, why))
+			keep = keep || unsure
 			continue
 		}
 		if err := killWait(pid, addr, 5*time.Second); err != nil {
 			errs = append(errs, err)
+			keep = true
 		}
 	}
-	if len(errs) > 0 {
+	switch {
+	case keep:
 		return fmt.Errorf("target down: %w (state file %s kept; delete it by hand once none of its servers runs)", errors.Join(errs...), statePath)
+	case len(errs) > 0:
+		if err := st.remove(); err != nil {
+			errs = append(errs, err)
+		}
+		return fmt.Errorf("target down: %w (none of its servers runs any more: state file %s removed)", errors.Join(errs...), statePath)
 	}
 	return st.remove()
 }
@@ -243,7 +252,7 @@ func Status(statePath string) (*State, []NodeStatus, error) {
 	st.Stale = true
 	for i, pid := range st.Pids {
 		n := NodeStatus{Role: st.role(i), Addr: st.addr(i), Pid: pid}
-		if n.Alive = notOurRedis(pid, n.Addr) == ""; n.Alive {
+		if n.Alive = isOurRedis(pid, n.Addr); n.Alive {
 			st.Stale = false
 			switch role, err := askRole(n.Addr); {
 			case errors.Is(err, errNoAuth):
@@ -278,8 +287,8 @@ func readState(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state file: %w", err)
 	}
-	if why := checkStateFile(fi); why != "" {
-		return nil, &StateError{Path: path, Reason: why + "; refusing it: it names the processes `lockbench target down` kills and the servers runs send the password to"}
+	if why, fix := checkStateFile(fi); why != "" {
+		return nil, &StateError{Path: path, Reason: why + ", and it chooses what `lockbench target down` kills and where runs send the password: refused; " + fix}
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
@@ -345,7 +354,7 @@ func (st *State) remove() error {
 // stale reports whether none of the recorded redis-server processes runs any more.
 func (st *State) stale() bool {
 	for i, pid := range st.Pids {
-		if notOurRedis(pid, st.addr(i)) == "" {
+		if isOurRedis(pid, st.addr(i)) {
 			return false
 		}
 	}
@@ -380,39 +389,45 @@ func gone(pid int) bool {
 // notOurRedis says why pid is not the redis-server Up started to serve addr, "" when it is:
 // it runs redis-server (whose title, "redis-server 127.0.0.1:PORT [sentinel]", names the
 // program), as this user, and listens on addr's port. Pids get reused: a recorded pid may
-// now run anything.
-func notOurRedis(pid int, addr string) string {
+// now run anything. unsure is set when a check could not be made: it may be ours.
+func notOurRedis(pid int, addr string) (why string, unsure bool) {
 	if gone(pid) {
-		return "the process is gone"
+		return "the process is gone", false
 	}
 	line, err := proc.CommandLine(pid)
 	if err != nil {
-		return fmt.Sprintf("cannot tell what it runs (%v)", err)
+		return fmt.Sprintf("cannot tell what it runs (%v)", err), true
 	}
 	line = strings.TrimSpace(strings.ReplaceAll(line, "\x00", " "))
 	if prog, _, _ := strings.Cut(line, " "); filepath.Base(prog) != "redis-server" {
 		if len(line) > 60 {
 			line = line[:60] + "..."
 		}
-		return fmt.Sprintf("it runs %q", line)
+		return fmt.Sprintf("it runs %q", line), false
 	}
 	if uid, err := proc.Owner(pid); err != nil {
-		return fmt.Sprintf("cannot tell its user (%v)", err)
+		return fmt.Sprintf("cannot tell its user (%v)", err), true
 	} else if uid != os.Getuid() {
-		return fmt.Sprintf("it runs as uid %d, not as this user (uid %d)", uid, os.Getuid())
+		return fmt.Sprintf("it runs as uid %d, not as this user (uid %d)", uid, os.Getuid()), false
 	}
 	_, p, _ := net.SplitHostPort(addr)
 	port, err := strconv.Atoi(p)
 	if err != nil {
-		return fmt.Sprintf("the state file's address %q has no port", addr)
+		return fmt.Sprintf("the state file's address %q has no port", addr), false
 	}
 	switch ok, err := proc.ListensTCP(pid, port); {
 	case err != nil:
-		return fmt.Sprintf("cannot tell whether it listens on port %d (%v)", port, err)
+		return fmt.Sprintf("cannot tell whether it listens on port %d (%v)", port, err), true
 	case !ok:
-		return fmt.Sprintf("it does not listen on port %d", port)
+		return fmt.Sprintf("it does not listen on port %d", port), false
 	}
-	return ""
+	return "", false
+}
+
+// isOurRedis reports whether pid is the redis-server Up started to serve addr.
+func isOurRedis(pid int, addr string) bool {
+	why, _ := notOurRedis(pid, addr)
+	return why == ""
 }
 
 // killWait sends SIGKILL to pid and waits until it is gone (or a zombie, which holds no
