@@ -24,7 +24,7 @@ no --redis is given; 'status' says whether each process is alive; 'down' stops t
 func targetCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("target up|down|status [flags]", targetSynopsis, stdout)
 	topology := fs.String("topology", target.Single, "up: what to start: "+strings.Join(target.Topologies(), ", "))
-	state := fs.String("state", target.DefaultStatePath(), "the state file")
+	state := fs.String("state", target.DefaultStatePath(), "the state file (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only)")
 	password := fs.String("password", "", "up: make the servers require this password (default $"+passwordEnv+"); runs then need it too")
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {

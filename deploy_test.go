@@ -150,4 +150,21 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 			t.Errorf("the dashboard shows nothing of %s", name)
 		}
 	}
+	// A Prometheus with native histograms on (as the README recommends) keeps no _bucket
+	// series of a native histogram: every query on classic buckets must have the native form
+	// beside it (histogram_quantile over the family itself), joined with or.
+	bucketRE := regexp.MustCompile(`(lockbench_[a-z_]+)_bucket`)
+	for _, p := range dash.Panels {
+		for _, q := range p.Targets {
+			for _, m := range bucketRE.FindAllStringSubmatch(q.Expr, -1) {
+				native := regexp.MustCompile(`histogram_quantile\([^()]*sum by \((?:strategy|[a-z, ]*)\) \(rate\(` + m[1] + `\{`)
+				if !native.MatchString(q.Expr) || !strings.Contains(q.Expr, " or ") {
+					t.Errorf("panel %q reads %s_bucket without the native form beside it (empty with native histograms on): %s", p.Title, m[1], q.Expr)
+				}
+				if n := regexp.MustCompile(`sum by \(([^)]*)\) \(rate\(`+m[1]+`\{`).FindStringSubmatch(q.Expr); n != nil && strings.Contains(n[1], "le") {
+					t.Errorf("panel %q groups the native histogram by le, which it has not: %s", p.Title, q.Expr)
+				}
+			}
+		}
+	}
 }

@@ -235,7 +235,7 @@ func (m *maxErrors) exceeded(results []report.Result) string {
 // checkReplicas refuses --wait-replicas N on a target whose masters have fewer than N
 // replicas: every acquire would wait for confirmations that cannot come, and time out.
 func checkReplicas(ctx context.Context, cfg *workload.Config, conn *target.Conn) error {
-	if cfg.WaitReplicas == 0 {
+	if cfg.WaitReplicas == 0 || conn.Mode == noRedis {
 		return nil
 	}
 	have, err := replicas(ctx, conn)

@@ -44,7 +44,7 @@ func (c *connFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM client certificate, for servers that check clients (with --tls-key)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the servers' certificates (testing only)")
-	fs.StringVar(&c.state, "state", target.DefaultStatePath(), "the state file of 'lockbench target up', used when no --redis is given")
+	fs.StringVar(&c.state, "state", target.DefaultStatePath(), "the state file of 'lockbench target up' (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only), used when no --redis is given")
 }
 
 // auth builds the credentials and TLS settings the flags give; the password falls back to

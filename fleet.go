@@ -48,6 +48,7 @@ type fleetFlags struct {
 	phaseProcs map[int]int
 
 	child       bool   // --procs-child: this process is one of a --procs fleet
+	fleetTarget bool   // the parent of a fleet: its children need Redis for their barrier
 	childPhases string // --procs-phases FROM:TO: the fleet runs these phases (0-based, end excluded)
 }
 
@@ -592,6 +593,7 @@ func (f *loadFlags) takeShare(cfg *workload.Config) error {
 func (f *loadFlags) launchFleet(ctx context.Context, cfg workload.Config, plan *faults.Plan, segs []fleetSegment, progress *progressLine, stderr io.Writer) (*launch, error) {
 	l := &launch{cfg: cfg}
 	var err error
+	f.fleetTarget = true // the children meet at a barrier on Redis
 	if f.redis == "" && f.sentinel == "" {
 		if l.s, err = f.open(ctx, &cfg, plan); err != nil {
 			return nil, err

@@ -251,6 +251,17 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 		return nil, err
 	}
 	s := &session{plan: plan}
+	if !f.needsRedis(cfg) {
+		// Every phase runs on etcd, ZooKeeper or PostgreSQL, and nothing else asks for
+		// Redis: spawn none (the services keep their own cost and cleanup).
+		s.conn = &target.Conn{Mode: noRedis}
+		s.nodes = faults.NewNodes(nil, nil)
+		if s.svc, err = f.serviceFlags.openServices(ctx, cfg); err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, s.checkFaults(cfg)
+	}
 	failovers := plan.Count(faults.Failover)
 	if failovers > 1 {
 		return nil, usageErrorf("--fault failover: one failover per run (afterwards the initial master is no longer the master); got %d", failovers)
@@ -281,14 +292,37 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 		return nil, err
 	}
 	s.svc.route(s.proxies, plan, cfg.Phases)
-	// Check every phase's faults against this target now, not when the phase starts.
-	for i, ph := range cfg.Phases {
-		if _, err := faults.New(plan.Phase(i), ph.Concurrency(), s.nodesFor(ph)); err != nil {
-			s.close()
-			return nil, err
+	return s, s.checkFaults(cfg)
+}
+
+// noRedis is the target mode of a run that reached no Redis: every phase ran on another
+// lock service.
+const noRedis = "none"
+
+// needsRedis tells whether the run needs a Redis: a phase of a Redis strategy, the barrier
+// and clock of a multi-process run, or a target the user named.
+func (f *loadFlags) needsRedis(cfg *workload.Config) bool {
+	if cfg.Barrier != nil || f.fleetTarget || f.redis != "" || f.sentinel != "" || f.cmdline["topology"] {
+		return true
+	}
+	for _, ph := range cfg.Phases {
+		if info, _ := strategies.Lookup(ph.Strategy); info.Service == "" {
+			return true
 		}
 	}
-	return s, nil
+	return false
+}
+
+// checkFaults checks every phase's faults against this target now, not when the phase
+// starts; the session is closed when one does not fit.
+func (s *session) checkFaults(cfg *workload.Config) error {
+	for i, ph := range cfg.Phases {
+		if _, err := faults.New(s.plan.Phase(i), ph.Concurrency(), s.nodesFor(ph)); err != nil {
+			s.close()
+			return err
+		}
+	}
+	return nil
 }
 
 // options are the engine's collaborators for this session.
@@ -318,6 +352,9 @@ func (s *session) nodesFor(ph workload.Phase) *faults.Nodes {
 }
 
 func (s *session) target() workload.Backend {
+	if s.conn.Mode == noRedis {
+		return s.svc.backend(nil)
+	}
 	return s.svc.backend(workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes, Connect: s.conn.ClientOption, NodeConnect: s.conn.NodeOptions})
 }
 

@@ -113,7 +113,7 @@ func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*li
 // lockbench_redis_commands_total, outside the measured path (live.SampleRedis). The
 // embedded fake has no counters to read.
 func (e *liveExports) sampleRedis(ctx context.Context, s *session) {
-	if e.metrics == nil || s.conn.Mode == "embedded" {
+	if e.metrics == nil || s.conn.Mode == "embedded" || s.conn.Mode == noRedis {
 		return
 	}
 	clients := append([]rueidis.Client{s.conn.Client}, s.conn.Nodes...)

@@ -117,7 +117,7 @@ func (s *services) close() {
 
 // backend routes each phase to the service its strategy runs on; Redis serves the others,
 // the barrier and the clock.
-func (s *services) backend(redis workload.Redis) workload.Backend {
+func (s *services) backend(redis workload.Backend) workload.Backend {
 	if s == nil || (s.etcd == nil && s.zk == nil && s.pg == nil) {
 		return redis
 	}

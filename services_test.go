@@ -46,8 +46,9 @@ func TestCtrlCStopsServiceServers(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for redis-server, etcd, the ZooKeeper JVM and the postmaster (initdb comes and goes).
-	want := []string{"redis-server", "etcd", "java", "postgres"}
+	// Wait for etcd, the ZooKeeper JVM and the postmaster (initdb comes and goes); no phase
+	// runs on Redis, so no redis-server.
+	want := []string{"etcd", "java", "postgres"}
 	var kids []int
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -64,6 +65,9 @@ func TestCtrlCStopsServiceServers(t *testing.T) {
 	if !awaitLiveSecond(live, 60*time.Second) { // past the servers' set-up: into the phases
 		_ = cmd.Process.Kill()
 		t.Fatalf("no second of the first phase reported live within 60s; stderr: %s", stderr.String())
+	}
+	if kids = children(cmd.Process.Pid); hasAll(kids, []string{"redis-server"}) {
+		t.Errorf("a run of etcd, ZooKeeper and PostgreSQL phases spawned a redis-server too: %s", describeProcs(kids))
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
