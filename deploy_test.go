@@ -161,7 +161,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 				if !native.MatchString(q.Expr) || !strings.Contains(q.Expr, " or ") {
 					t.Errorf("panel %q reads %s_bucket without the native form beside it (empty with native histograms on): %s", p.Title, m[1], q.Expr)
 				}
-				if n := regexp.MustCompile(`sum by \(([^)]*)\) \(rate\(`+m[1]+`\{`).FindStringSubmatch(q.Expr); n != nil && strings.Contains(n[1], "le") {
+				if n := regexp.MustCompile(`sum by \(([^)]*)\) \(rate\(` + m[1] + `\{`).FindStringSubmatch(q.Expr); n != nil && strings.Contains(n[1], "le") {
 					t.Errorf("panel %q groups the native histogram by le, which it has not: %s", p.Title, q.Expr)
 				}
 			}
