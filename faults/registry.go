@@ -37,6 +37,9 @@ type kind struct {
 	// the lease check and the last write (Set.StallWrite); each blocks as long as the fault
 	// stalls owner.
 	stall, stallWrite func(ctx context.Context, f *fault, owner string)
+	// crash runs in the critical section after the stalls (Set.Crash) and reports whether
+	// owner dies there.
+	crash func(f *fault, owner string) bool
 	// begin is the event line when the measured window starts (t=0), end the one when the
 	// phase ends, usually how often the fault struck; "" reports nothing.
 	begin, end func(f *fault) string

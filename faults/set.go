@@ -21,7 +21,9 @@ type Set struct {
 	workers int
 	nodes   *Nodes // what node faults act on; nil when the phase has none
 
-	paused sync.Map // owner -> *pause: a holder frozen together with its renewals (freeze)
+	paused sync.Map      // owner -> *pause: a holder frozen together with its renewals (freeze)
+	dead   sync.Map      // owner -> struct{}: a holder that died holding its lock (holder-crash)
+	over   chan struct{} // closed when Run returns: the phase's faults are over
 }
 
 // fault is one spec at work in a phase: what its kind's funcs are given.
@@ -37,7 +39,7 @@ type pause struct{ done chan struct{} }
 // New prepares the faults of a phase run by workers workers. Node faults need nodes (see
 // Nodes); a node fault the target cannot serve is a *SpecError.
 func New(specs []Spec, workers int, nodes *Nodes) (*Set, error) {
-	s := &Set{workers: workers, nodes: nodes}
+	s := &Set{workers: workers, nodes: nodes, over: make(chan struct{})}
 	for _, sp := range specs {
 		k := lookup(sp.Kind)
 		if k == nil {
@@ -145,6 +147,17 @@ func (s *Set) StallWrite(ctx context.Context, _ int, owner string) {
 	}
 }
 
+// Crash reports whether owner dies in its critical section, after the stalls: it never
+// releases, and its renewals stop (see holder-crash). The first fault that kills it decides.
+func (s *Set) Crash(_ int, owner string) bool {
+	for _, f := range s.faults {
+		if f.kind.crash != nil && f.kind.crash(f, owner) {
+			return true
+		}
+	}
+	return false
+}
+
 // freeze stops owner for d (or until ctx ends) together with its renewals, which wait in
 // awaitOwner until the pause is over: a stop-the-world pause of a whole client. A fault
 // that freezes sets awaitOwner as its BeforeRenew hook.
@@ -187,6 +200,7 @@ func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.E
 	}
 	<-ctx.Done()
 	wg.Wait()
+	close(s.over)
 	ts := time.Since(windowStart).Seconds()
 	for _, f := range s.faults {
 		event(ts, f, f.kind.end)

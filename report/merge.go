@@ -418,6 +418,8 @@ func mergeResult(group []*Result) (Result, error) {
 		// Each process checks for stuck keys at its phase's end; the sum assumes it counts
 		// the locks it left itself.
 		out.Safety.StuckKeys += r.Safety.StuckKeys
+		out.Safety.CrashedHolders += r.Safety.CrashedHolders
+		out.Safety.BlockedAfterCrash = mergeCrashBlocked(out.Safety.BlockedAfterCrash, r.Safety.BlockedAfterCrash)
 		out.Renewals += r.Renewals
 		out.Faults = appendNew(out.Faults, r.Faults...)
 		out.Notes = appendNew(out.Notes, r.Notes...)
@@ -786,4 +788,23 @@ func mergeTimeline(group []*Result, intervals []Interval) []Second {
 		}
 	}
 	return out
+}
+
+// mergeCrashBlocked adds one process's crash blocks to the merge so far. The counts add
+// up and the maxima are exact; the p50 is not (each process kept its own), so the merged
+// one is the largest of the processes': no key waited longer than that in half of them.
+func mergeCrashBlocked(into, add *CrashBlocked) *CrashBlocked {
+	if add == nil {
+		return into
+	}
+	if into == nil {
+		c := *add
+		return &c
+	}
+	into.Recovered += add.Recovered
+	into.P50 = max(into.P50, add.P50)
+	into.Max = max(into.Max, add.Max)
+	into.Stuck += add.Stuck
+	into.StuckFor = max(into.StuckFor, add.StuckFor)
+	return into
 }

@@ -226,11 +226,41 @@ type Safety struct {
 	// Aborted: holders that found their lease gone before their last write and abandoned
 	// it (--on-lost abort).
 	Aborted uint64 `json:"aborted"`
+	// CrashedHolders: holders that died inside their critical section in the measured
+	// window (holder-crash): they never released, and their renewals stopped with them.
+	CrashedHolders uint64 `json:"crashed_holders,omitempty"`
+	// BlockedAfterCrash: how long each dead holder kept its key from everyone, from the
+	// crash to the next acquire of that key by anyone; nil without crashes.
+	BlockedAfterCrash *CrashBlocked `json:"blocked_after_crash_ms,omitempty"`
 	// Fencing tells that the strategy issues fencing tokens, which the resource checks.
 	Fencing bool `json:"fencing"`
 	// CrossProcess is the check of a merged multi-process run across the processes'
 	// histories; nil for one process.
 	CrossProcess *CrossCheck `json:"cross_process,omitempty"`
+}
+
+// CrashBlocked is how long dead holders kept their keys from everyone, in milliseconds.
+// A key nobody acquired again before the phase ended is stuck: its blocked time is known
+// only to be at least StuckFor, and it is not in P50 and Max.
+type CrashBlocked struct {
+	// Recovered is how many crashed keys someone acquired again; P50 and Max are over them,
+	// from the crash to that acquire. A merged result's P50 is the largest of its inputs'.
+	Recovered uint64 `json:"recovered"`
+	P50       int64  `json:"p50"`
+	Max       int64  `json:"max"`
+	// Stuck is how many crashed keys nobody acquired again before the phase ended, and
+	// StuckFor the longest any of them had been blocked by then.
+	Stuck    uint64 `json:"stuck"`
+	StuckFor int64  `json:"stuck_for"`
+}
+
+// Longest is the longest a crash is known to have blocked its key: Max, or StuckFor when a
+// stuck key had been blocked longer by the phase's end.
+func (c *CrashBlocked) Longest() int64 {
+	if c == nil {
+		return 0
+	}
+	return max(c.Max, c.StuckFor)
 }
 
 // Event is something a fault did during a phase.

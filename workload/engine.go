@@ -66,6 +66,10 @@ type Faults interface {
 	// to the resource, and blocks as long as a fault placed there stalls that holder: the
 	// window no client-side check can close.
 	StallWrite(ctx context.Context, worker int, owner string)
+	// Crash runs inside worker's critical section after the stalls and reports whether
+	// owner dies there, holding its lock: it never releases, and the fault stops its
+	// renewals (holder-crash). The worker goes on as a new client with a new owner.
+	Crash(worker int, owner string) bool
 	// Run plays the scheduled faults, their times relative to windowStart, reporting each
 	// event through emit. It returns when ctx ends, after undoing what it did (servers
 	// resumed or restarted, proxies healed), so the next phase finds a healthy target.
@@ -149,6 +153,7 @@ type phase struct {
 	strat   strategies.Strategy
 	info    strategies.Info
 	faults  Faults     // nil without faults
+	crashes *crashes   // the holders that died (holder-crash); nil without faults
 	scope   Scope      // the servers and keys of the phase: its cost, stuck locks and cleanup
 	prefix  string     // every key of the phase starts with it
 	state   []keyState // per key: its name, built once, and the oracle's view of it
@@ -190,6 +195,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 			return nil, err
 		}
 		p.faults, hooks = f, f.Hooks()
+		p.crashes = newCrashes(ph.Keys)
 	}
 	so, err := strategyOptions(ph, b, hooks)
 	if err != nil {
@@ -224,6 +230,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 			p.cleanup()
 		}
 	}()
+	if p.crashes != nil {
+		defer p.crashes.bury(context.WithoutCancel(ctx)) // after the stuck locks are counted
+	}
 	if err := p.meet(ctx, "start"); err != nil {
 		return p.result(time.Now(), time.Now(), nil, nil), err
 	}
@@ -349,6 +358,13 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if p.leader() {
 		r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
 		r.Verdict = report.Judge(r.Safety, r.Acquired)
+	}
+	if p.crashes != nil {
+		// After the drain: a key nobody took again by now is blocked for all the phase saw.
+		r.Safety.BlockedAfterCrash = p.crashes.blocked(int64(time.Since(p.origin)))
+		if n := crashNote(r.Safety.CrashedHolders, r.Safety.BlockedAfterCrash); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 	}
 	if p.hist != nil {
 		p.attachHistory(context.WithoutCancel(ctx), &r)
@@ -523,6 +539,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			FenceReuses:      p.rec.fenceReuses.Load(),
 			Misdeletes:       p.rec.misdeletes.Load(),
 			Aborted:          p.rec.aborted.Load(),
+			CrashedHolders:   p.rec.crashed.Load(),
 			Fencing:          p.info.Fencing,
 		},
 		Fairness:  p.rec.fairness(),

@@ -351,6 +351,7 @@ func (crashAll) Hooks() strategies.Hooks {
 func (crashAll) WorkerContext(ctx context.Context, _ int) context.Context { return ctx }
 func (crashAll) Stall(context.Context, int, string)                       {}
 func (crashAll) StallWrite(context.Context, int, string)                  {}
+func (crashAll) Crash(int, string) bool                                   { return false }
 func (crashAll) Run(ctx context.Context, _ time.Time, emit func(report.Event)) {
 	emit(report.Event{TS: 0, Fault: "crash-all", What: "armed"})
 	<-ctx.Done()

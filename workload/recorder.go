@@ -41,6 +41,7 @@ type recorder struct {
 	// Counted outside the shards: rare events.
 	overlaps, staleFences, lostLeases, reentries, unsafeReentries   atomic.Uint64
 	staleWrites, fenceRegressions, fenceReuses, misdeletes, aborted atomic.Uint64
+	crashed                                                         atomic.Uint64
 
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
 
@@ -82,7 +83,8 @@ func newRecorder(workers int) *recorder {
 }
 
 // cycle records one completed lock cycle of worker w. Latencies are in µs; handoffUS < 0
-// means the acquire followed no release by another worker.
+// means the acquire followed no release by another worker, releaseUS < 0 that the holder
+// died before its release (holder-crash).
 func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) (recorded bool) {
 	s := r.shards[w%len(r.shards)]
 	s.mu.Lock()
@@ -95,7 +97,9 @@ func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) (
 		record(s.second[mHandoff], handoffUS)
 	}
 	record(s.second[mHold], holdUS)
-	record(s.second[mRelease], releaseUS)
+	if releaseUS >= 0 {
+		record(s.second[mRelease], releaseUS)
+	}
 	s.acquired++
 	s.mu.Unlock()
 	r.perWorker[w].n++

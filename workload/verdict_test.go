@@ -32,6 +32,7 @@ func (s *stallEvery) Hooks() strategies.Hooks                                  {
 func (s *stallEvery) WorkerContext(ctx context.Context, _ int) context.Context { return ctx }
 func (s *stallEvery) Stall(ctx context.Context, _ int, _ string)               { s.stall(ctx, !s.atWrite) }
 func (s *stallEvery) StallWrite(ctx context.Context, _ int, _ string)          { s.stall(ctx, s.atWrite) }
+func (s *stallEvery) Crash(int, string) bool                                   { return false }
 func (s *stallEvery) Run(ctx context.Context, start time.Time, _ func(report.Event)) {
 	s.run(ctx, start)
 }

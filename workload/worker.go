@@ -23,6 +23,7 @@ type worker struct {
 	pick  func() int
 	actx  *acquireCtx // bounds each acquire by the acquire timeout
 	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
+	lives int         // how many of its holders died (holder-crash): each made a new owner
 }
 
 // processID distinguishes this process's owners from another lockbench's on the same keys.
@@ -138,6 +139,9 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	if d, ok := ks.handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok {
 		handoffUS = d.Microseconds()
 	}
+	if p.crashes != nil {
+		p.crashes.acquired(k, int64(got.Sub(p.origin)))
+	}
 	fence := lease.Fence()
 	overlap, entry := ks.enter()
 	if p.lapsed(lease, p.deadline(lease, began, time.Time{})) {
@@ -151,7 +155,11 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	if p.write(ks, fence, entry, false, m) == writeRefused {
 		flags |= report.FlagEnterRefused
 	}
-	renewed := p.work(ctx, w, ks, entry, key, m)
+	renewed, dead := p.work(ctx, w, ks, entry, key, m)
+	if dead {
+		p.died(w, ks, k, entry, lease, m, intended, got, handoffUS, flags)
+		return
+	}
 
 	// The last write. A holder told to (--on-lost abort) first checks that its lease still
 	// runs, and abandons the write if not; a fault may stall it right after that check.
@@ -217,6 +225,27 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	}
 }
 
+// died is the end of a cycle whose holder died inside its critical section (holder-crash):
+// it leaves the resource, writing nothing more, and never releases. Its lease stays as the
+// service keeps it until the phase is over (crashes.bury), and the worker goes on as a new
+// client. The cycle counts as an acquire without a release.
+func (p *phase) died(w *worker, ks *keyState, k int, entry uint64, lease strategies.Lease, m bool, intended, got time.Time, handoffUS int64, flags report.SectionFlags) {
+	ks.exit(entry)
+	now := time.Now()
+	p.count(m, &p.rec.crashed)
+	p.crashes.crashed(k, int64(now.Sub(p.origin)), lease, m && p.rec.on.Load())
+	w.reborn()
+	if m && !p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS, now.Sub(got).Microseconds(), -1) {
+		m = false
+	}
+	if p.hist != nil {
+		if !m {
+			flags |= report.FlagUnmeasured
+		}
+		p.hist.add(w.id, k, flags, got.Sub(p.origin), now.Sub(p.origin), lease.Fence())
+	}
+}
+
 // count adds to a rare-event counter when the cycle is measured.
 func (p *phase) count(m bool, c *atomic.Uint64) {
 	if m {
@@ -226,22 +255,20 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 
 // work is the critical section's work: the hold, with the re-entries (--reentry) in its
 // middle so that the nested holds last half of it, as a nested call inside real work does;
-// then whatever stall a fault puts there. It returns how far the re-entries extended the
-// lock's lease (a reentrant-hash entry resets its ttl), zero when none did.
-func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) (renewed time.Time) {
+// then whatever stall a fault puts there, and the holder's death if a fault kills it there
+// (dead: nothing is released, not even the re-entries). It returns how far the re-entries
+// extended the lock's lease (a reentrant-hash entry resets its ttl), zero when none did.
+func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) (renewed time.Time, dead bool) {
 	hold := p.ph.Hold.sample(w.rng)
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		holdFor(ctx, hold)
-		if p.faults != nil {
-			p.faults.Stall(ctx, w.id, w.owner)
-		}
-		return time.Time{}
+		return time.Time{}, p.stall(ctx, w)
 	}
 	holdFor(ctx, hold/2)
 	nested := p.reenter(ctx, w, ks, entry, key, m)
 	holdFor(ctx, hold-hold/2)
-	if p.faults != nil {
-		p.faults.Stall(ctx, w.id, w.owner)
+	if p.stall(ctx, w) {
+		return time.Time{}, true
 	}
 	for i := len(nested) - 1; i >= 0; i-- {
 		if v := validUntil(nested[i]); v.After(renewed) {
@@ -249,7 +276,17 @@ func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64,
 		}
 		p.release(ctx, w, nested[i], m)
 	}
-	return renewed
+	return renewed, false
+}
+
+// stall runs the faults placed after the hold: the stalls, then the holder's death, which
+// it reports.
+func (p *phase) stall(ctx context.Context, w *worker) (dead bool) {
+	if p.faults == nil {
+		return false
+	}
+	p.faults.Stall(ctx, w.id, w.owner)
+	return ctx.Err() == nil && p.faults.Crash(w.id, w.owner)
 }
 
 // write is the protected resource receiving a write from entry's holder carrying fence,
