@@ -598,7 +598,7 @@ func (f *loadFlags) launchFleet(ctx context.Context, cfg workload.Config, plan *
 		if l.s, err = f.open(ctx, &cfg, plan); err != nil {
 			return nil, err
 		}
-	} else if l.svc, err = f.serviceFlags.openServices(ctx, &cfg); err != nil {
+	} else if l.svc, err = f.serviceFlags.openServices(ctx, &cfg, f.connectTimeout); err != nil {
 		return nil, err
 	}
 	svc := l.svc

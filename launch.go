@@ -256,7 +256,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 		// Redis: spawn none (the services keep their own cost and cleanup).
 		s.conn = &target.Conn{Mode: noRedis}
 		s.nodes = faults.NewNodes(nil, nil)
-		if s.svc, err = f.serviceFlags.openServices(ctx, cfg); err != nil {
+		if s.svc, err = f.serviceFlags.openServices(ctx, cfg, f.connectTimeout); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -287,7 +287,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	}
 	s.conn = conn
 	s.nodes = faults.NewNodes(conn, s.proxies)
-	if s.svc, err = f.serviceFlags.openServices(ctx, cfg); err != nil {
+	if s.svc, err = f.serviceFlags.openServices(ctx, cfg, f.connectTimeout); err != nil {
 		s.close()
 		return nil, err
 	}

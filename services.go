@@ -11,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/services/etcd"
@@ -32,7 +33,7 @@ type services struct {
 
 // openServices connects to (or spawns) each service a phase's strategy runs on. Anything
 // opened before a failure is closed again.
-func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (*services, error) {
+func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config, connectTimeout time.Duration) (*services, error) {
 	if s.etcdMembers < 1 || s.etcdMembers > 7 {
 		return nil, usageErrorf("invalid --etcd-members %d: valid 1 to 7 (3 or 5 for a quorum)", s.etcdMembers)
 	}
@@ -48,9 +49,15 @@ func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (
 	}
 	out := &services{}
 	var err error
+	// --connect-timeout bounds reaching a service the user named, as it bounds Redis.
+	dial := func(d func(context.Context, string) error, addr string) error {
+		dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		defer cancel()
+		return d(dctx, addr)
+	}
 	if need[etcd.Service] {
 		if s.etcd != "" {
-			out.etcd, err = etcd.Dial(ctx, s.etcd)
+			err = dial(func(ctx context.Context, a string) (err error) { out.etcd, err = etcd.Dial(ctx, a); return err }, s.etcd)
 		} else {
 			out.etcd, err = etcd.Spawn(ctx, s.etcdMembers)
 		}
@@ -60,7 +67,7 @@ func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (
 	}
 	if need[zookeeper.Service] {
 		if s.zookeeper != "" {
-			out.zk, err = zookeeper.Dial(ctx, s.zookeeper)
+			err = dial(func(ctx context.Context, a string) (err error) { out.zk, err = zookeeper.Dial(ctx, a); return err }, s.zookeeper)
 		} else {
 			out.zk, err = zookeeper.Spawn(ctx)
 		}
@@ -74,7 +81,7 @@ func (s *serviceFlags) openServices(ctx context.Context, cfg *workload.Config) (
 	}
 	if need[postgres.Service] {
 		if s.postgres != "" {
-			out.pg, err = postgres.Dial(ctx, s.postgres)
+			err = dial(func(ctx context.Context, a string) (err error) { out.pg, err = postgres.Dial(ctx, a); return err }, s.postgres)
 		} else {
 			out.pg, err = postgres.Spawn(ctx, workers)
 		}

@@ -22,6 +22,9 @@ missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 [ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeperd)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+# The completion tests drive the real shells.
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "${missing[*]} not found: installing with apt-get (the services/ tests start real servers)" >&2
   SUDO=""

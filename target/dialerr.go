@@ -151,6 +151,8 @@ func (d dialer) classify(ctx context.Context, flag, addr, probe string, sentinel
 		return unreachable(fmt.Sprintf("TLS handshake failed: %v: connect by a name the certificate holds, or skip verification with --tls-insecure", badName))
 	case errors.As(err, &invalid), errors.As(err, &certErr):
 		return unreachable(fmt.Sprintf("TLS handshake failed: %v", err))
+	case tlsOn && strings.Contains(err.Error(), "certificate required"):
+		return unreachable("TLS handshake failed: the server requires a client certificate: give --tls-cert and --tls-key")
 	case errors.As(err, &header):
 		return unreachable("TLS handshake failed: the server does not speak TLS: drop --tls, and use redis:// rather than rediss://")
 	case isRefused(err):
@@ -159,8 +161,10 @@ func (d dialer) classify(ctx context.Context, flag, addr, probe string, sentinel
 		return unreachable("the peer does not speak RESP, the Redis protocol: is this a Redis port?")
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isReset(err):
 		switch {
+		case tlsOn && !d.hasClientCert(sentinel):
+			return unreachable(fmt.Sprintf("the server closed the TLS connection (%v): it may require a client certificate (give --tls-cert and --tls-key), or this is not a TLS port", err))
 		case tlsOn:
-			return unreachable(fmt.Sprintf("TLS handshake failed: the connection closed (%v): is this a TLS port?", err))
+			return unreachable(fmt.Sprintf("TLS handshake failed: the connection closed (%v): is this a TLS port, and does it accept this client certificate?", err))
 		case d.probeTLS(ctx, probe):
 			return unreachable("the server speaks TLS: use --tls, or a rediss:// address")
 		}
@@ -235,4 +239,13 @@ func (d dialer) probeDial(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	_ = c.SetDeadline(time.Now().Add(probeTimeout))
 	return c, nil
+}
+
+// hasClientCert tells whether the connection presents a client certificate (--tls-cert).
+func (d dialer) hasClientCert(sentinel bool) bool {
+	cfg := d.tls
+	if sentinel {
+		cfg = d.sentinelTLS
+	}
+	return cfg != nil && (len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil)
 }
