@@ -422,15 +422,25 @@ func checkApplies(phases []workload.Phase) error {
 	return nil
 }
 
-// checkFaultStrategies refuses a fault that cannot strike the phase's strategy: crash-between
-// kills a client between SETNX and EXPIRE, which only setnx-expire sends apart.
+// checkFaultStrategies refuses a fault that cannot strike any phase of the run:
+// crash-between kills a client between SETNX and EXPIRE, which only setnx-expire sends apart.
+// Beside a setnx-expire phase it stays allowed on the others, as the contrast the pitfalls
+// matrix draws (token sets its ttl with the lock: 0 clients killed).
 func checkFaultStrategies(plan *faults.Plan, phases []workload.Phase) error {
+	var raw, strategy string
 	for i, ph := range phases {
 		for _, s := range plan.Phase(i) {
-			if s.Kind == faults.CrashBetween && ph.Strategy != "setnx-expire" {
-				return usageErrorf("invalid --fault %q for %s: crash-between strikes between SETNX and EXPIRE, which only setnx-expire sends as two commands; the others set the ttl with the lock", s.Raw, ph.Strategy)
+			if s.Kind != faults.CrashBetween {
+				continue
 			}
+			if ph.Strategy == "setnx-expire" {
+				return nil
+			}
+			raw, strategy = s.Raw, ph.Strategy
 		}
+	}
+	if raw != "" {
+		return usageErrorf("invalid --fault %q for %s: crash-between strikes between SETNX and EXPIRE, which only setnx-expire sends as two commands; the others set the ttl with the lock", raw, strategy)
 	}
 	return nil
 }
