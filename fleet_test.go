@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,5 +157,55 @@ func TestProcsChildErrorIsTheRunsError(t *testing.T) {
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "of the --procs fleet failed") || !strings.Contains(msg, addr) {
 		t.Errorf("stderr %q; want the failed process and its error naming %s", msg, addr)
+	}
+}
+
+// fair queues its waiters in Redis, whichever process they are in: three processes share a
+// hot key evenly, and nobody overlaps.
+func TestProcsFairIsFairAcrossProcesses(t *testing.T) {
+	redistest.Require(t)
+	s, code, stderr := runBinaryJSON(t, "run", "--procs", "3", "--workers", "30", "--keys", "1", "--strategy", "fair",
+		"--wait", "pubsub", "--hold", "1ms", "--duration", "2s", "--warmup", "500ms")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := s.Results[0]
+	p := r.Fairness.Processes
+	if p == nil || p.Count != 3 || p.Jain < 0.9 || p.Starved != 0 {
+		t.Fatalf("fairness across processes %+v; want 3 processes, Jain >= 0.9, none starved", p)
+	}
+	if r.Verdict != "safe" || r.Safety.CrossProcess == nil || r.Safety.CrossProcess.Overlaps != 0 {
+		t.Errorf("verdict %q, cross-process check %+v; want safe with no overlap", r.Verdict, r.Safety.CrossProcess)
+	}
+}
+
+// The live view of a fleet sums its processes: --live writes one line per second for the
+// whole fleet, whose acquires add up to the merged report's.
+func TestProcsLiveSumsTheProcesses(t *testing.T) {
+	redistest.Require(t)
+	live := filepath.Join(t.TempDir(), "live.ndjson")
+	s, code, stderr := runBinaryJSON(t, "run", "--procs", "2", "--workers", "4", "--keys", "8", "--strategy", "token",
+		"--duration", "2s", "--warmup", "0s", "--live", live)
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	lines := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var l struct {
+			Acquires uint64 `json:"acquires"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("live line %q: %v", line, err)
+		}
+		sum += l.Acquires
+		lines++
+	}
+	if lines == 0 || lines > 4 || sum != s.Results[0].Acquired {
+		t.Errorf("%d live lines summing to %d acquires; want about one a second for the fleet, summing to the report's %d", lines, sum, s.Results[0].Acquired)
 	}
 }
