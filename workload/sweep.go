@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/report"
 )
@@ -58,15 +59,47 @@ func setParam(ph *Phase, param, v string) error {
 	return nil
 }
 
+// SweepOptions are what a user asks of a sweep's answer besides safety.
+type SweepOptions struct {
+	// MaxBlocked is the longest a holder that died holding its lock (holder-crash) may
+	// keep its key from everyone (--max-blocked); 0 = no such objective. A ttl or watchdog
+	// sweep then answers with the shortest setting that stayed safe within it, or none.
+	MaxBlocked time.Duration
+}
+
+// Validate reports an objective that cannot be met by anything, naming its flag.
+func (o SweepOptions) Validate() error {
+	if o.MaxBlocked < 0 {
+		return &ConfigError{Field: "max-blocked", Value: o.MaxBlocked.String(), Reason: "want a duration >= 0 (0 = no objective), e.g. 5s"}
+	}
+	return nil
+}
+
 // Recommend derives advice from a sweep's results: lines a user can act on.
 func Recommend(param string, results []report.Result) []string {
+	return RecommendWith(param, results, SweepOptions{})
+}
+
+// RecommendWith is Recommend with the user's objectives. A ttl or watchdog sweep whose
+// phases saw holders die (holder-crash), or that has a --max-blocked objective, weighs
+// both sides of the setting: too short breaks under pauses, too long keeps a dead
+// holder's key from everyone.
+func RecommendWith(param string, results []report.Result, o SweepOptions) []string {
 	var out []string
 	for _, group := range byStrategy(results) {
+		weigh := o.MaxBlocked > 0 || slices.ContainsFunc(group, func(r report.Result) bool { return r.Safety.CrashedHolders > 0 })
 		switch param {
 		case "ttl":
+			if weigh {
+				out = append(out, weighLease("ttl", group, func(r report.Result) int64 { return r.TTLMS }, o))
+				continue
+			}
 			out = append(out, recommendTTL(group))
 		case "watchdog":
 			out = append(out, recommendWatchdog(group)...)
+			if weigh {
+				out = append(out, weighLease("watchdog", group, watchdogOrder, o))
+			}
 		case "wait":
 			out = append(out, recommendWait(group))
 		default:
@@ -131,6 +164,117 @@ func recommendTTL(group []report.Result) string {
 		return line
 	}
 	return fmt.Sprintf("%s: no swept ttl was safe (%s); try a longer ttl or --watchdog auto", rs[0].Strategy, strings.Join(failed, "; "))
+}
+
+// watchdogOrder ranks renewal intervals from the shortest; off renews never, the longest.
+func watchdogOrder(r report.Result) int64 {
+	if r.WatchdogMS == 0 {
+		return math.MaxInt64
+	}
+	return r.WatchdogMS
+}
+
+// weighLease names the shortest setting of param, by order, that stayed safe and kept no
+// crashed key blocked past the objective, the longest a crash blocked a key there, and
+// which constraint decided it: the shorter settings that broke (safety) or the longer
+// ones that blocked too long (the objective). Without an objective, the shortest safe one
+// wins: it also frees a dead holder's key soonest. When none meets both, it says so and
+// why each failed.
+func weighLease(param string, group []report.Result, order func(report.Result) int64, o SweepOptions) string {
+	rs := slices.Clone(group)
+	slices.SortStableFunc(rs, func(a, b report.Result) int { return cmpInt(order(a), order(b)) })
+	name := rs[0].Strategy
+	objective := ""
+	if o.MaxBlocked > 0 {
+		objective = " within --max-blocked " + o.MaxBlocked.String()
+	}
+	var broke, tooLong, unmeasured []string
+	pick := -1
+	for i, r := range rs {
+		if what := unsafe(r); what != "" {
+			broke = append(broke, r.ParamValue+": "+what)
+			continue
+		}
+		if o.MaxBlocked > 0 {
+			if r.Safety.BlockedAfterCrash == nil {
+				unmeasured = append(unmeasured, r.ParamValue)
+				continue
+			}
+			if b := blocked(r); b > o.MaxBlocked {
+				tooLong = append(tooLong, fmt.Sprintf("%s blocked a key for %s after a crash", r.ParamValue, fmtDur(b)))
+				continue
+			}
+		}
+		if pick < 0 {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		line := fmt.Sprintf("%s: no swept %s is both safe and%s", name, param, objective)
+		if objective == "" {
+			line = fmt.Sprintf("%s: no swept %s stayed safe", name, param)
+		}
+		var why []string
+		if len(broke) > 0 {
+			why = append(why, "unsafe — "+strings.Join(broke, "; "))
+		}
+		if len(tooLong) > 0 {
+			why = append(why, "too long — "+strings.Join(tooLong, "; "))
+		}
+		if len(unmeasured) > 0 {
+			why = append(why, "no crash measured at "+strings.Join(unmeasured, ", ")+" (add --fault holder-crash:p=P)")
+		}
+		return line + ": " + strings.Join(why, "; ")
+	}
+	r := rs[pick]
+	line := fmt.Sprintf("%s: %s %s, the shortest that stayed safe%s", name, param, r.ParamValue, objective)
+	if b := r.Safety.BlockedAfterCrash; b != nil {
+		line += fmt.Sprintf("; a crash there blocked a key for up to %s (p50 %s)", fmtDur(blocked(r)), fmtMS(b.P50))
+		if b.Stuck > 0 {
+			line += fmt.Sprintf(", %d still blocked when the phase ended (a longer --duration settles them)", b.Stuck)
+		}
+	} else {
+		line += "; no holder crashed there"
+	}
+	var decided []string
+	if len(broke) > 0 {
+		decided = append(decided, "safety decided it: shorter broke — "+strings.Join(broke, "; "))
+	}
+	if len(tooLong) > 0 {
+		decided = append(decided, "the objective rules out longer — "+strings.Join(tooLong, "; "))
+	}
+	if pick == 0 && len(tooLong) == 0 {
+		decided = append(decided, "it is the shortest swept: try shorter to find the limit")
+	}
+	for _, later := range rs[pick+1:] {
+		if b := later.Safety.BlockedAfterCrash; b != nil && unsafe(later) == "" && o.MaxBlocked == 0 {
+			decided = append(decided, fmt.Sprintf("%s would block a key for %s", later.ParamValue, fmtDur(blocked(later))))
+		}
+	}
+	return line + "; " + strings.Join(decided, "; ")
+}
+
+// blocked is the longest a crash is known to have kept a key of r from everyone.
+func blocked(r report.Result) time.Duration {
+	return time.Duration(r.Safety.BlockedAfterCrash.Longest()) * time.Millisecond
+}
+
+// fmtDur rounds a blocked time for a sentence: 2.01s, 480ms.
+func fmtDur(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // recommendWatchdog prices each renewal interval: renewal commands per second per held

@@ -153,3 +153,83 @@ func TestValidateIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// A ttl sweep under holder-crash and a pause weighs both sides: the shortest ttl that
+// stayed safe, unless the blocked-time objective rules it out; said plainly when none fits.
+func TestRecommendWeighsCrashesAgainstPauses(t *testing.T) {
+	res := func(v string, ttlMS int64, overlaps uint64, blockedMS int64) report.Result {
+		r := report.Result{Strategy: "token", ParamValue: v, TTLMS: ttlMS, Verdict: "safe"}
+		r.Safety.Overlaps = overlaps
+		if overlaps > 0 {
+			r.Verdict = "UNSAFE"
+			r.Safety.LostLeases = overlaps
+		}
+		r.Safety.CrashedHolders = 5
+		r.Safety.BlockedAfterCrash = &report.CrashBlocked{Recovered: 5, P50: blockedMS * 99 / 100, Max: blockedMS}
+		return r
+	}
+	sweep := []report.Result{res("10s", 10000, 0, 10020), res("500ms", 500, 12, 510), res("2s", 2000, 0, 2010)}
+
+	for _, tc := range []struct {
+		name string
+		o    SweepOptions
+		in   []report.Result
+		want []string
+		not  []string
+	}{
+		{"the done-when: 500ms breaks, 10s blocks too long", SweepOptions{MaxBlocked: 5 * time.Second}, sweep,
+			[]string{"ttl 2s, the shortest that stayed safe within --max-blocked 5s", "up to 2.01s",
+				"safety decided it: shorter broke — 500ms: 12 overlaps, 12 lost leases",
+				"the objective rules out longer — 10s blocked a key for 10.02s after a crash"}, nil},
+		{"no objective: the shortest safe, and what longer would cost", SweepOptions{}, sweep,
+			[]string{"ttl 2s, the shortest that stayed safe;", "10s would block a key for 10.02s"}, []string{"--max-blocked"}},
+		{"an objective nothing safe meets", SweepOptions{MaxBlocked: time.Second}, sweep,
+			[]string{"no swept ttl is both safe and within --max-blocked 1s", "unsafe — 500ms: 12 overlaps",
+				"too long — 2s blocked a key for 2.01s after a crash; 10s blocked"}, []string{"the shortest that stayed safe"}},
+		{"a stuck key counts with what the phase saw", SweepOptions{MaxBlocked: 5 * time.Second},
+			[]report.Result{func() report.Result {
+				r := res("2s", 2000, 0, 2010)
+				r.Safety.BlockedAfterCrash.Stuck, r.Safety.BlockedAfterCrash.StuckFor = 1, 6000
+				return r
+			}(), res("3s", 3000, 0, 3010)},
+			[]string{"ttl 3s", "2s blocked a key for 6s after a crash"}, nil},
+		{"an objective without crashes cannot be judged", SweepOptions{MaxBlocked: 5 * time.Second},
+			[]report.Result{func() report.Result {
+				r := res("2s", 2000, 0, 0)
+				r.Safety.CrashedHolders, r.Safety.BlockedAfterCrash = 0, nil
+				return r
+			}()},
+			[]string{"no swept ttl is both safe and within --max-blocked 5s", "no crash measured at 2s (add --fault holder-crash:p=P)"}, nil},
+	} {
+		got := RecommendWith("ttl", tc.in, tc.o)
+		if len(got) != 1 {
+			t.Errorf("%s: %d lines %q, want 1", tc.name, len(got), got)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got[0], w) {
+				t.Errorf("%s: %q\n  lacks %q", tc.name, got[0], w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(got[0], n) {
+				t.Errorf("%s: %q\n  has %q", tc.name, got[0], n)
+			}
+		}
+	}
+
+	// A watchdog sweep keeps its cost lines and adds the weighing, shortest interval first
+	// and off last.
+	wd := func(v string, ms int64, overlaps uint64, blockedMS int64) report.Result {
+		r := res(v, 2000, overlaps, blockedMS)
+		r.WatchdogMS = ms
+		return r
+	}
+	got := RecommendWith("watchdog", []report.Result{wd("off", 0, 9, 2000), wd("1s", 1000, 0, 2000), wd("100ms", 100, 0, 2000)}, SweepOptions{MaxBlocked: 5 * time.Second})
+	if len(got) != 4 || !strings.Contains(got[3], "watchdog 100ms, the shortest that stayed safe") {
+		t.Errorf("watchdog sweep: %q", got)
+	}
+	if err := (SweepOptions{MaxBlocked: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "--max-blocked") {
+		t.Errorf("a negative --max-blocked: %v", err)
+	}
+}

@@ -226,12 +226,18 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 }
 
 // died is the end of a cycle whose holder died inside its critical section (holder-crash):
-// it leaves the resource, writing nothing more, and never releases. Its lease stays as the
-// service keeps it until the phase is over (crashes.bury), and the worker goes on as a new
-// client. The cycle counts as an acquire without a release.
+// it leaves the resource, writing nothing more, and never releases. Its connection stays
+// when its strategy shares one client among the workers (the Redis strategies and
+// libraries: another goroutine's death closes nothing) and goes when the lease is bound to
+// a connection of its holder's own (a lease with Abandon: pg-advisory's session). Its
+// lease stays as the service keeps it until the phase is over (crashes.bury), and the
+// worker goes on as a new client. The cycle counts as an acquire without a release.
 func (p *phase) died(w *worker, ks *keyState, k int, entry uint64, lease strategies.Lease, m bool, intended, got time.Time, handoffUS int64, flags report.SectionFlags) {
 	ks.exit(entry)
 	now := time.Now()
+	if a, ok := lease.(interface{ Abandon() }); ok {
+		a.Abandon() // a lease bound to its holder's own connection loses it with the holder
+	}
 	p.count(m, &p.rec.crashed)
 	p.crashes.crashed(k, int64(now.Sub(p.origin)), lease, m && p.rec.on.Load())
 	w.reborn()

@@ -133,6 +133,10 @@ type lease struct {
 	released atomic.Bool
 }
 
+// Abandon is the holder dying with its lock (holder-crash): the session's connection goes,
+// as a crashed process's does, and the server drops its locks with it. Nothing is released.
+func (l *lease) Abandon() { closeQuietly(l.pc) }
+
 // Release unlocks on the session that locked. pg_advisory_unlock answering false — the
 // session does not hold it — or a session that is gone is ErrNotOwner: its lock went with it.
 func (l *lease) Release(ctx context.Context) error {
