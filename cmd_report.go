@@ -12,27 +12,29 @@ import (
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
+	htmlreport "github.com/lockbench/lockbench/report/html"
 )
 
 // reportCmd works on result files written with --format json.
 func reportCmd(args []string, stdout, stderr io.Writer) error {
 	subs := map[string]func([]string, io.Writer) error{
-		"plot": reportPlot, "compare": reportCompare, "merge": reportMerge,
+		"plot": reportPlot, "compare": reportCompare, "merge": reportMerge, "html": reportHTML,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, "Usage: lockbench report plot|compare|merge ...\n\n"+
+		fmt.Fprint(stdout, "Usage: lockbench report plot|compare|merge|html ...\n\n"+
 			"Works on result files written with --format json:\n"+
 			"  plot RESULT.json -o FILE          draw a result (.png or .svg)\n"+
 			"  compare A.json B.json             per-strategy ratios B/A; flag regressions\n"+
-			"  merge A.json B.json ...           combine the results of processes that ran together (--node)\n")
+			"  merge A.json B.json ...           combine the results of processes that ran together (--node)\n"+
+			"  html RESULT.json ... -o FILE      one self-contained HTML report to share (several files: merged first)\n")
 		if len(args) == 0 {
-			return usageErrorf("missing subcommand: plot, compare or merge")
+			return usageErrorf("missing subcommand: plot, compare, merge or html")
 		}
 		return nil
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		return usageErrorf("unknown report subcommand %q; valid: plot, compare, merge", args[0])
+		return usageErrorf("unknown report subcommand %q; valid: plot, compare, merge, html", args[0])
 	}
 	return sub(args[1:], stdout)
 }
@@ -194,4 +196,72 @@ func readSummary(path string) (*report.Summary, error) {
 			path, s.SchemaVersion, versionString(), report.SchemaVersion)
 	}
 	return &s, nil
+}
+
+func reportHTML(args []string, stdout io.Writer) error {
+	fs := newFlags("report html RESULT.json... -o FILE", "Writes one self-contained HTML report, readable offline, to share: a run, sweep or capacity\n"+
+		"result (--format json), several results of one multi-process run (merged first, as\n"+
+		"'report merge' does), or the JSON of 'report compare' (the two runs side by side).", stdout)
+	out := fs.StringP("out", "o", "", "the HTML file to write (- for stdout)")
+	if err := parseFiles(fs, args, 1, -1); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageErrorf("-o FILE is required (- for stdout)")
+	}
+	write := func(render func(io.Writer) error) error {
+		if *out == "-" {
+			return render(stdout)
+		}
+		return writeHTML(*out, render)
+	}
+	if fs.NArg() == 1 {
+		if c, ok, err := readComparison(fs.Arg(0)); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			return write(func(w io.Writer) error { return htmlreport.WriteComparison(w, c) })
+		}
+	}
+	var all []*report.Summary
+	for _, path := range fs.Args() {
+		s, err := readSummary(path)
+		if err != nil {
+			return err
+		}
+		all = append(all, s)
+	}
+	sum := all[0]
+	if len(all) > 1 {
+		merged, err := report.Merge(all, report.MergeOptions{})
+		var refused *report.MergeError
+		if errors.As(err, &refused) {
+			return usageErrorf("%w", err)
+		}
+		if err != nil {
+			return err
+		}
+		sum = merged
+	}
+	return write(func(w io.Writer) error { return htmlreport.Write(w, sum) })
+}
+
+// readComparison reads path as the JSON of 'report compare'; ok is false when it is
+// something else (a result, read by readSummary).
+func readComparison(path string) (*report.Comparison, bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, usageErrorf("%s: cannot be read: %v", path, unwrapPath(err))
+	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(b, &head) != nil || head.Kind != report.KindComparison {
+		return nil, false, nil
+	}
+	var c report.Comparison
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, false, usageErrorf("%s is not the JSON of 'report compare': %v", path, err)
+	}
+	return &c, true, nil
 }

@@ -17,6 +17,7 @@ Parameters: ttl, watchdog, wait, workers, keys, hold, rate.
 
 Examples:
   lockbench sweep --param ttl=200ms,1s,5s --fault holder-pause:p=0.05,d=600ms --strategy token
+  lockbench sweep --param ttl=500ms,2s,10s --fault holder-crash:p=0.05 --fault process-pause:p=0.05,d=1s --max-blocked 5s
   lockbench sweep --param watchdog=off,100ms,auto --ttl 1s --hold uniform:500ms..1500ms
   lockbench sweep --param wait=spin:1ms,backoff,pubsub --workers 200
   lockbench sweep --param workers=10,100,1000 --keys 1000 --plot sweep.png`
@@ -26,6 +27,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	f := loadFlags{command: "sweep"}
 	f.bind(fs)
 	param := fs.String("param", "", "the parameter to vary and its values: NAME=V1,V2,...")
+	maxBlocked := fs.Duration("max-blocked", 0, "ttl/watchdog sweeps: the longest a holder that died (holder-crash) may keep its key from everyone; the answer must meet it and stay safe (0 = no such objective)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +36,10 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	name, values, err := workload.ParseSweep(*param)
 	if err != nil {
+		return err
+	}
+	opts := workload.SweepOptions{MaxBlocked: *maxBlocked}
+	if err := opts.Validate(); err != nil {
 		return err
 	}
 	for i, v := range values {
@@ -54,7 +60,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	sum.Sweep = &report.Sweep{Param: name, Values: values}
 	runErr := l.run(sum)
 	if runErr == nil {
-		sum.Recommendations = workload.Recommend(name, sum.Results)
+		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
 	return f.complete(l, sum, runErr, stdout)
 }

@@ -34,9 +34,9 @@ type loadFlags struct {
 	// command is the load command these flags belong to: run, sweep or capacity.
 	command string
 
-	format, out, hdrDir, plot string
-	quiet, failOnUnsafe       bool
-	maxErrors                 maxErrors
+	format, out, hdrDir, plot, html string
+	quiet, failOnUnsafe             bool
+	maxErrors                       maxErrors
 
 	// faultWindow is how long a phase's measured window is when it is not --duration
 	// (capacity's steps): scheduled faults must fire within it.
@@ -77,6 +77,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
 	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <name>.hgrm (percentile distribution) and <name>.hlog (interval log) here, one pair per phase named as its table row (e.g. token-ttl=1s)")
 	fs.StringVar(&f.plot, "plot", "", "also draw the results into this file (.png or .svg)")
+	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file: charts, the verdicts' evidence, fairness and cost, readable offline (share it with a team)")
 	f.liveFlags.bind(fs)
 	f.fleetFlags.bind(fs)
 	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier; auto/N takes I from $JOB_COMPLETION_INDEX + 1 (a Kubernetes Indexed Job)")

@@ -127,7 +127,7 @@ func (f *loadFlags) checkOutputPaths() error {
 	if f.out == "-" {
 		f.out = "" // -o - is stdout, as for most tools
 	}
-	files := []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}, {"cpuprofile", f.cpuProfile}, {"memprofile", f.memProfile}}
+	files := []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}, {"html", f.html}, {"cpuprofile", f.cpuProfile}, {"memprofile", f.memProfile}}
 	if f.live != "-" {
 		files = append(files, struct{ flag, path string }{"live", f.live})
 	}

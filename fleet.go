@@ -172,7 +172,7 @@ type fleet struct {
 // fleetOnly are the flags that belong to the parent: its outputs, its target (replaced by
 // what it spawned), its own process. Everything else a child gets as given.
 var fleetOnly = map[string]bool{
-	"procs": true, "format": true, "out": true, "hdr-dir": true, "plot": true, "live": true,
+	"procs": true, "format": true, "out": true, "hdr-dir": true, "plot": true, "html": true, "live": true,
 	"metrics-addr": true, "quiet": true, "cpuprofile": true, "memprofile": true,
 	"fail-on-unsafe": true, "max-errors": true, "node": true, "barrier": true, "password": true,
 	"procs-child": true, "procs-phases": true,

@@ -159,3 +159,49 @@ func TestSecondInterruptQuitsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// --html writes the self-contained report beside the table, and report html renders a
+// result file and the JSON of report compare; nothing in them is fetched from elsewhere.
+func TestHTMLReports(t *testing.T) {
+	redistest.Require(t)
+	srv, _ := redistest.Server(t)
+	dir := t.TempDir()
+	page, result := filepath.Join(dir, "run.html"), filepath.Join(dir, "run.json")
+	code, _, stderr := cli("run", "--redis", srv.Addr, "--strategy", "set-nx-del,token", "--workers", "4",
+		"--duration", "300ms", "--warmup", "0s", "--html", page, "-f", "json", "-o", result, "-q")
+	if code != exitOK {
+		t.Fatalf("run --html: exit %d: %s", code, stderr)
+	}
+	compared := filepath.Join(dir, "cmp.json")
+	code, out, stderr := cli("report", "compare", result, result, "-f", "json")
+	if code != exitOK || os.WriteFile(compared, []byte(out), 0o600) != nil {
+		t.Fatalf("report compare: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct{ page, want string }{
+		{page, "set-nx-del"},
+		{filepath.Join(dir, "again.html"), "token"},
+		{filepath.Join(dir, "cmp.html"), "token"},
+	} {
+		if tc.page != page {
+			in := result
+			if strings.HasSuffix(tc.page, "cmp.html") {
+				in = compared
+			}
+			if code, _, stderr := cli("report", "html", in, "-o", tc.page); code != exitOK {
+				t.Fatalf("report html %s: exit %d: %s", in, code, stderr)
+			}
+		}
+		b, err := os.ReadFile(tc.page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(b)
+		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(doc)), "<!doctype html") || !strings.Contains(doc, tc.want) ||
+			strings.Contains(doc, "http://") || strings.Contains(doc, "https://") {
+			t.Errorf("%s: want an offline HTML page naming %s (%d bytes)", tc.page, tc.want, len(b))
+		}
+	}
+	if code, _, stderr := cli("report", "html", result); code != exitUsage || !strings.Contains(stderr, "-o FILE") {
+		t.Errorf("report html without -o: exit %d, %q; want 2", code, stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
+	htmlreport "github.com/lockbench/lockbench/report/html"
 )
 
 // finish writes the report and the extra files the flags ask for, and maps the outcome to
@@ -29,6 +30,11 @@ func (f *loadFlags) finish(sum *report.Summary, stdout io.Writer) error {
 	}
 	if f.plot != "" {
 		if err := plot.Write(f.plot, sum); err != nil {
+			return err
+		}
+	}
+	if f.html != "" {
+		if err := writeHTML(f.html, func(w io.Writer) error { return htmlreport.Write(w, sum) }); err != nil {
 			return err
 		}
 	}
@@ -112,4 +118,17 @@ func failedPhase(results []report.Result) string {
 		return msg
 	}
 	return ""
+}
+
+// writeHTML writes an HTML report to path.
+func writeHTML(path string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := write(file); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
 }

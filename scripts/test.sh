@@ -25,6 +25,8 @@ compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql
 # The completion tests drive the real shells.
 command -v zsh >/dev/null 2>&1 || missing+=(zsh)
 command -v fish >/dev/null 2>&1 || missing+=(fish)
+# The HTML report's browser check loads the reports in a real headless Chromium.
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "${missing[*]} not found: installing with apt-get (the services/ tests start real servers)" >&2
   SUDO=""
