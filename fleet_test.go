@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +113,9 @@ func TestProcsChildrenDieWithTheParent(t *testing.T) {
 	if anyAlive(kids) {
 		left := describeProcs(kids)
 		for _, pid := range kids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 		t.Fatalf("after SIGKILL of the parent, still running: %s", left)
 	}
