@@ -70,7 +70,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.Var(&f.cfg.OnLost, "on-lost", "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)")
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
-	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more Redis or network errors than this: a count, or a share of its attempts (1%)")
+	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server (Redis, etcd, ZooKeeper, PostgreSQL) or network errors than this: a count, or a share of its attempts (1%)")
 	f.connFlags.bind(fs)
 	f.serviceFlags.bind(fs)
 	fs.StringVarP(&f.format, "format", "f", report.DefaultFormat, "report format: "+strings.Join(report.Formats(), ", "))

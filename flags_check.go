@@ -222,11 +222,11 @@ func (m *maxErrors) exceeded(results []report.Result) string {
 		switch {
 		case m.raw != "" && strings.HasSuffix(m.raw, "%"):
 			if attempts > 0 && float64(r.Errors)*100 > m.percent*float64(attempts) {
-				return fmt.Sprintf("%s: %d Redis or network errors in %d attempts (%.2f%%), more than --max-errors %s",
+				return fmt.Sprintf("%s: %d lock-server or network errors in %d attempts (%.2f%%), more than --max-errors %s",
 					resultName(r), r.Errors, attempts, float64(r.Errors)*100/float64(attempts), m.raw)
 			}
 		case r.Errors > m.count:
-			return fmt.Sprintf("%s: %d Redis or network errors, more than --max-errors %s", resultName(r), r.Errors, m.raw)
+			return fmt.Sprintf("%s: %d lock-server or network errors, more than --max-errors %s", resultName(r), r.Errors, m.raw)
 		}
 	}
 	return ""

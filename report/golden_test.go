@@ -69,7 +69,7 @@ func TestResultsTableContent(t *testing.T) {
 		"UNSAFE: 3 overlaps", // set-nx-del's verdict stands out
 		"1,234",              // set-nx-del timeouts
 		"redlock: error: dial tcp 127.0.0.1:40003: connect: connection refused",
-		"set-nx-del: 2 Redis or network errors",
+		"set-nx-del: 2 lock-server or network errors",
 		"note: Redis runs on this machine: latencies exclude a real network",
 		"redlock: faults: node-kill:2@3s",
 		"redlock: events: 1 — node 2 killed at 3.0s",

@@ -76,7 +76,7 @@ func TestOverlapsNotedWithoutVerdict(t *testing.T) {
 	if err := ResultsTable(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "set-nx-del: 3 overlaps (two holders inside one key at once), 2 Redis or network errors") {
+	if !strings.Contains(buf.String(), "set-nx-del: 3 overlaps (two holders inside one key at once), 2 lock-server or network errors") {
 		t.Errorf("overlaps of a result without verdict are not noted:\n%s", buf.String())
 	}
 }

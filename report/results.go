@@ -492,7 +492,7 @@ func countNotes(r *Result) []string {
 		counts = append(counts, formatCount(r.Safety.Overlaps)+" overlaps (two holders inside one key at once)")
 	}
 	if r.Errors > 0 {
-		counts = append(counts, formatCount(r.Errors)+" Redis or network errors")
+		counts = append(counts, formatCount(r.Errors)+" lock-server or network errors")
 	}
 	if r.Dropped > 0 {
 		counts = append(counts, formatCount(r.Dropped)+" arrivals dropped (no free worker)")
