@@ -117,25 +117,7 @@ func reportMerge(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var all []*report.Summary
-	for _, path := range fs.Args() {
-		s, err := readSummary(path)
-		if err != nil {
-			return err
-		}
-		all = append(all, s)
-	}
-	merged, err := report.Merge(all, report.MergeOptions{Force: *force})
-	var refused *report.MergeError
-	if errors.As(err, &refused) {
-		// The files given do not belong together: a usage error (exit 2). The reason counts
-		// inputs from 1; say which file each is.
-		inputs := make([]string, fs.NArg())
-		for i, path := range fs.Args() {
-			inputs[i] = fmt.Sprintf("%d = %s", i+1, path)
-		}
-		return usageErrorf("%w\ninputs: %s", err, strings.Join(inputs, ", "))
-	}
+	merged, err := mergeResults(fs.Args(), report.MergeOptions{Force: *force})
 	if err != nil {
 		return err
 	}
@@ -223,25 +205,15 @@ func reportHTML(args []string, stdout io.Writer) error {
 			return write(func(w io.Writer) error { return htmlreport.WriteComparison(w, c) })
 		}
 	}
-	var all []*report.Summary
-	for _, path := range fs.Args() {
-		s, err := readSummary(path)
-		if err != nil {
-			return err
-		}
-		all = append(all, s)
+	var sum *report.Summary
+	var err error
+	if fs.NArg() == 1 {
+		sum, err = readSummary(fs.Arg(0))
+	} else {
+		sum, err = mergeResults(fs.Args(), report.MergeOptions{})
 	}
-	sum := all[0]
-	if len(all) > 1 {
-		merged, err := report.Merge(all, report.MergeOptions{})
-		var refused *report.MergeError
-		if errors.As(err, &refused) {
-			return usageErrorf("%w", err)
-		}
-		if err != nil {
-			return err
-		}
-		sum = merged
+	if err != nil {
+		return err
 	}
 	return write(func(w io.Writer) error { return htmlreport.Write(w, sum) })
 }
@@ -264,4 +236,28 @@ func readComparison(path string) (*report.Comparison, bool, error) {
 		return nil, false, usageErrorf("%s is not the JSON of 'report compare': %v", path, err)
 	}
 	return &c, true, nil
+}
+
+// mergeFiles reads the result files and merges them (one file is returned as it is). Files
+// that do not belong together are a usage error (exit 2) that says which input is which.
+func mergeResults(paths []string, opt report.MergeOptions) (*report.Summary, error) {
+	var all []*report.Summary
+	for _, path := range paths {
+		s, err := readSummary(path)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, s)
+	}
+	merged, err := report.Merge(all, opt)
+	var refused *report.MergeError
+	if errors.As(err, &refused) {
+		// The reason counts inputs from 1; say which file each is.
+		inputs := make([]string, len(paths))
+		for i, path := range paths {
+			inputs[i] = fmt.Sprintf("%d = %s", i+1, path)
+		}
+		return nil, usageErrorf("%w\ninputs: %s", err, strings.Join(inputs, ", "))
+	}
+	return merged, err
 }
