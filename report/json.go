@@ -6,8 +6,8 @@ import (
 	"io"
 )
 
-// JSON writes s as indented JSON (two spaces, trailing newline) in the schema of DESIGN.md
-// "JSON result", which schema/result.json describes; schema_version is always SchemaVersion,
+// JSON writes s as indented JSON (two spaces, trailing newline) in the schema that
+// schema/result.json describes (docs/output.md); schema_version is always SchemaVersion,
 // whatever s says (s may have been read from an older file), and an empty kind is written
 // as run. started_at is RFC 3339 (with
 // fractional seconds when the time has them). Lists the engine left nil are written as []

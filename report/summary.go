@@ -3,7 +3,7 @@
 //
 // A Summary is plain data. Nothing live (no clients, no histograms being recorded) crosses
 // into this package; the engine fills a Summary when a phase ends and hands it over.
-// The JSON field names are a contract (DESIGN.md, "JSON result"), described by the JSON
+// The JSON field names are a contract (docs/output.md, "JSON results"), described by the JSON
 // Schema in schema/result.json, which `go generate ./schema` derives from these types. Every
 // name carries its unit (acquire_rate_per_s, p99_us). Add fields freely; a rename or a
 // removal raises SchemaVersion, and the old name stays readable for a release (legacy.go).

@@ -1,6 +1,6 @@
 // Package strategies implements the distributed lock strategies that lockbench measures.
 //
-// Every strategy of the catalog in DESIGN.md lives here, including the broken ones: a
+// Every strategy of the catalog (docs/strategies.md) lives here, including the broken ones: a
 // strategy implements exactly what its source article describes, flaws included, because
 // showing how and how often a naive lock fails is part of the product. The Info of each
 // strategy says which properties it has and which weakness the tool can expose.
@@ -105,7 +105,7 @@ type Info struct {
 	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
 	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
 	SafeWithoutFaults bool `json:"safe_without_faults"`
-	// Source names the seed article (see ../shared/seeds) or "beyond the seeds"; for a
+	// Source names the seed article (docs/sources.md lists them) or "beyond the seeds"; for a
 	// library adapter, the library and its version.
 	Source string `json:"source"`
 	// Service is the lock service the strategy runs on: "" for Redis, else the name its

@@ -136,8 +136,7 @@ func (d dialer) option(masterSet string, addrs ...string) rueidis.ClientOption {
 	}
 	if d.fake {
 		// miniredis: a subscription on a RESP3 connection breaks the connection it shares
-		// with commands, and rueidis would otherwise take it for a cluster (see
-		// ECOSYSTEM.md).
+		// with commands, and rueidis would otherwise take it for a cluster.
 		opt.AlwaysRESP2 = true
 		opt.ForceSingleClient = true
 	}

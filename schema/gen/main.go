@@ -117,7 +117,7 @@ func reflector(root string) (*jsonschema.Reflector, error) {
 	if err := r.AddGoComments(base, filepath.Join(root, "report")); err != nil {
 		return nil, fmt.Errorf("read report's comments: %w", err)
 	}
-	// Comments say "see Judge", "(DESIGN.md ...)": keep them, but on one line each.
+	// Comments say "see Judge", "(docs/output.md ...)": keep them, but on one line each.
 	for k, v := range r.CommentMap {
 		r.CommentMap[k] = strings.Join(strings.Fields(v), " ")
 	}
