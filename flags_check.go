@@ -391,7 +391,7 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	if m := f.etcdMembers; m < 1 || m > 7 || m%2 == 0 {
 		return usageErrorf("invalid --etcd-members %d: valid 1, 3, 5 or 7 (an even count adds a member without adding a failure the quorum survives)", m)
 	}
-	if err := checkApplies(cfg.Phases); err != nil {
+	if err := checkApplies(cfg.Phases, cfg.WaitReplicas); err != nil {
 		return err
 	}
 	return checkCounts(cfg)
@@ -400,7 +400,7 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 // checkApplies refuses a lock option set for a strategy that does not use it (a library or
 // another lock service that waits or renews its own way): the header would name a setting
 // the run never had.
-func checkApplies(phases []workload.Phase) error {
+func checkApplies(phases []workload.Phase, waitReplicas int) error {
 	for _, ph := range phases {
 		info, ok := strategies.Lookup(ph.Strategy)
 		if !ok || info.Applies == nil {
@@ -412,11 +412,20 @@ func checkApplies(phases []workload.Phase) error {
 		}{
 			{"wait", ph.Wait.String(), ph.Wait != (strategies.Wait{})},
 			{"watchdog", ph.Watchdog.String(), ph.Watchdog.Enabled()},
+			{"wait-replicas", strconv.Itoa(waitReplicas), waitReplicas > 0},
 		} {
-			if o.set && !slices.Contains(info.Applies, o.name) {
-				return usageErrorf("invalid --%s %s for %s: it does not apply (%s does it its own way); %s honours: %s. Run it in a phase or run of its own",
-					o.name, o.value, ph.Strategy, ph.Strategy, ph.Strategy, strings.Join(info.Applies, ", "))
+			if !o.set || slices.Contains(info.Applies, o.name) {
+				continue
 			}
+			why := ph.Strategy + " does it its own way"
+			if o.name == "wait-replicas" {
+				why = ph.Strategy + " has no replica check to make"
+				if info.Service != "" {
+					why = "it WAITs for Redis replicas, and " + ph.Strategy + " runs on " + info.Service + ", whose writes a quorum commits"
+				}
+			}
+			return usageErrorf("invalid --%s %s for %s: it does not apply (%s); %s honours: %s. Run it in a phase or run of its own",
+				o.name, o.value, ph.Strategy, why, ph.Strategy, strings.Join(info.Applies, ", "))
 		}
 	}
 	return nil

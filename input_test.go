@@ -34,6 +34,7 @@ func TestBadInputIsRefusedUpFront(t *testing.T) {
 		{[]string{"run", "--strategy", "redsync", "--wait", "pubsub"}, "--wait pubsub for redsync"},
 		{[]string{"run", "--strategy", "etcd-mutex", "--wait", "spin", "--watchdog", "auto"}, "for etcd-mutex"},
 		{[]string{"run", "--fault", "crash-between:p=0.5"}, "only setnx-expire"},
+		{[]string{"run", "--strategy", "etcd-mutex", "--wait-replicas", "1"}, "runs on etcd"},
 		{[]string{"run", "-o", same, "--plot", same}, "same file"},
 		{[]string{"run", "-o", filepath.Join(dir, "x.json"), "--live", filepath.Join(dir, "x.json")}, "same file"},
 		{[]string{"run", "--metrics-addr", "999.1.1.1:99999"}, "--metrics-addr"},
