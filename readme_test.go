@@ -657,3 +657,25 @@ func shownCommands(text string) []string {
 	}
 	return cmds
 }
+
+// The README's two commands are the front door: both shown as they are to be typed, the
+// profile the first one names built in, the script the second one names executable.
+func TestReadmeTwoCommands(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"go run . run --profile quickstart", "scripts/test.sh"} {
+		if !strings.Contains(string(readme), "\n    "+cmd+"\n") {
+			t.Errorf("README.md should show `%s` as a command of its own", cmd)
+		}
+	}
+	if code, _, stderr := cli("profiles", "show", "quickstart"); code != 0 {
+		t.Errorf("profiles show quickstart: exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Stat("scripts/test.sh"); err != nil {
+		t.Error(err)
+	} else if fi.Mode()&0o111 == 0 {
+		t.Errorf("scripts/test.sh should be executable: %v", fi.Mode())
+	}
+}
