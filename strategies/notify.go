@@ -219,24 +219,26 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 		n.send(conn, rueidis.Commands{conn.B().Subscribe().Channel(resubscribe...).Build()})
 	}
 	if first {
-		// The process joins the lock's waiting processes in the same round trip.
+		// The process joins the lock's waiting processes once Redis confirmed the SUBSCRIBE,
+		// not beside it: a turn published to the channel before then reaches nobody, and
+		// turn.lua drops a member nobody listens to as a process gone, whose waiters would
+		// then sleep out their timers while the others take turns.
 		n.subscribes.Add(1)
-		sent := make(chan error, 2)
-		go func() { sent <- n.sendSubscribe(conn, w.ch) }()
-		pending := 1
-		if s.pw != "" {
-			pending++
-			go func() { sent <- n.join(context.Background(), s.pw, w.ch) }()
-		}
-		for range pending {
-			select {
-			case err := <-sent:
-				if err != nil {
-					return err
-				}
-			case <-ctx.Done():
-				return ctx.Err() // the SUBSCRIBE goes on; its confirmation serves the next waiter
+		sent := make(chan error, 1)
+		go func() {
+			err := n.sendSubscribe(conn, w.ch)
+			if err == nil && s.pw != "" {
+				err = n.join(context.Background(), s.pw, w.ch)
 			}
+			sent <- err
+		}()
+		select {
+		case err := <-sent:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err() // the SUBSCRIBE goes on; its confirmation serves the next waiter
 		}
 	}
 	select {
