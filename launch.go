@@ -256,10 +256,14 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 		// Redis: spawn none (the services keep their own cost and cleanup).
 		s.conn = &target.Conn{Mode: noRedis}
 		s.nodes = faults.NewNodes(nil, nil)
+		if plan.NeedsProxy() {
+			s.proxies = faults.NewProxies() // the services' latency and partition faults
+		}
 		if s.svc, err = f.serviceFlags.openServices(ctx, cfg, f.connectTimeout); err != nil {
 			s.close()
 			return nil, err
 		}
+		s.svc.route(s.proxies, plan, cfg.Phases)
 		return s, s.checkFaults(cfg)
 	}
 	failovers := plan.Count(faults.Failover)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/profiles"
@@ -78,9 +77,10 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 			}
 		})
 	}
-	// The profile schema's phase keys are the settings plus what only a phase has.
+	// The profile schema's phase keys are the settings plus what only a phase has, and procs,
+	// which the command runs rather than the engine (fleet.go).
 	for _, k := range profiles.PhaseKeys() {
-		if _, ok := workload.LookupPhaseSetting(k); !ok && !strings.Contains("strategy label faults", k) {
+		if _, ok := workload.LookupPhaseSetting(k); !ok && !slices.Contains([]string{"strategy", "label", "faults", "procs"}, k) {
 			t.Errorf("a profile phase takes %s, which is no phase setting", k)
 		}
 	}
