@@ -83,11 +83,21 @@ func TestEmbeddedStrategies(t *testing.T) {
 				if err != nil {
 					t.Fatalf("acquire by a: %v", err)
 				}
+				// With pubsub, b waits in another process (another Strategy on its own
+				// subscription), so that the release's turn message must reach it: in one
+				// process the release hands the lock over in its script, with no message.
+				sb := s
+				if wait == "pubsub" {
+					if sb, err = strategies.New(name, strategies.Options{Client: conn.Client, Nodes: conn.Nodes, Wait: w}); err != nil {
+						t.Fatalf("New: %v", err)
+					}
+					defer sb.Close()
+				}
 				got := make(chan error, 1)
 				var b strategies.Lease
 				go func() {
 					var err error
-					b, err = s.Acquire(ctx, key, "b")
+					b, err = sb.Acquire(ctx, key, "b")
 					got <- err
 				}()
 				select {
@@ -106,12 +116,12 @@ func TestEmbeddedStrategies(t *testing.T) {
 				if err := b.Release(ctx); err != nil {
 					t.Fatalf("release by b: %v", err)
 				}
-				// The release was announced on the channel the waiter subscribed to. A waiter in
-				// the releasing process is woken locally first, so the message may still be on
-				// its way when b is done: wait for it (a dead channel never delivers).
+				// The release reached b's process on the channel it subscribed to (its ttl of
+				// 10 s is the acquire's whole deadline: without the message b would not have
+				// the lock).
 				if wait == "pubsub" {
-					st := s.Stats()
-					for deadline := time.Now().Add(2 * time.Second); st.Notifications == 0 && time.Now().Before(deadline); st = s.Stats() {
+					st := sb.Stats()
+					for deadline := time.Now().Add(2 * time.Second); st.Notifications == 0 && time.Now().Before(deadline); st = sb.Stats() {
 						time.Sleep(5 * time.Millisecond)
 					}
 					if st.Subscriptions == 0 || st.Notifications == 0 {
