@@ -1,7 +1,8 @@
 package strategies
 
 // The catalog, in the order lockbench lists it: the seeds' locks from the most naive to the
-// most careful, then the two that go beyond the seeds. Names are part of the CLI contract.
+// most careful, Redisson's beside the seed's hash lock, then the two that go beyond the
+// seeds. Names are part of the CLI contract.
 func init() {
 	naiveCtor := func(wrap func(*naive) Strategy) Constructor {
 		return func(info Info, o *resolved) (Strategy, error) {
@@ -75,7 +76,7 @@ func init() {
 	}, newReentrantLocal)
 	register(Info{
 		Name:              "reentrant-hash",
-		Summary:           "Redis hash field owner -> hold count, Lua acquire/release, PEXPIRE on every entry (Redisson RLock)",
+		Summary:           "Redis hash field owner -> hold count, Lua acquire/release, PEXPIRE on every entry (seed 001's hash lock: a partial release does not re-arm the ttl)",
 		SafeUnlock:        true,
 		Reentrant:         true,
 		AutoRenew:         true,
@@ -84,6 +85,17 @@ func init() {
 		Source:            "seeds 001, 002",
 		Weakness:          "without a watchdog a long hold outlives the ttl; async replication loses it on failover",
 	}, newReentrantHash)
+	register(Info{
+		Name:              "redisson-lock",
+		Summary:           "Redisson's RLock: hash field owner -> hold count; a partial release re-arms the ttl, the last deletes and publishes on the lock's channel, waking one waiter",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonLock.java, " + redissonSource,
+		Weakness:          "without a watchdog a long hold outlives the ttl; a holder that dies keeps the key a whole lease (30s under Redisson's watchdog); async replication loses it on failover",
+	}, newRedissonLock)
 	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",

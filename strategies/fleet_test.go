@@ -139,10 +139,11 @@ func commandsProcessed(t *testing.T, c rueidis.Client) int64 {
 // Four processes of 25 workers on one hot key share it fairly under the pubsub wait policy:
 // a release goes to the processes that wait in turn, not to the releaser's own waiters
 // (issue 20: before, one process took 5,042 of 5,044 acquires). And it stays cheap: at most
-// 8 Redis commands per acquire, counting those the scripts run.
+// 8 Redis commands per acquire, counting those the scripts run. redisson-lock's release
+// passes the same turns in Redisson's unlock script.
 func TestFleetSharesAHotKeyFairly(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"token", "fair"} {
+	for _, name := range []string{"token", "fair", "redisson-lock"} {
 		t.Run(name, func(t *testing.T) {
 			r := runFleet(t, name, 4, 25, 1200, time.Millisecond)
 			for p, a := range r.acquired {

@@ -101,13 +101,22 @@ func assertOptionError(t *testing.T, err error, field, mention string) {
 
 func TestCatalog(t *testing.T) {
 	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
-		"reentrant-local", "reentrant-hash", "redlock", "fenced", "fair"}
+		"reentrant-local", "reentrant-hash", "redisson-lock", "redlock", "fenced", "fair"}
 	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
 	}
 	// get-del's check and delete are two commands: it must not claim a safe unlock.
 	if i, _ := strategies.Lookup("get-del"); i.SafeUnlock || !i.KeyTTL || !i.SafeWithoutFaults || i.Source != "seeds 003, 004" {
 		t.Errorf("get-del's catalog entry overstates or misstates it: %+v", i)
+	}
+	// Redisson's locks name the class and the source read; the seed's hash lock is not Redisson's.
+	for name, class := range map[string]string{"redisson-lock": "RedissonLock.java"} {
+		if i, _ := strategies.Lookup(name); !strings.Contains(i.Source, class) || !strings.Contains(i.Source, "Redisson 3.") || !i.Reentrant || !i.AutoRenew || !i.SafeUnlock || !i.KeyTTL {
+			t.Errorf("%s's catalog entry: %+v", name, i)
+		}
+	}
+	if i, _ := strategies.Lookup("reentrant-hash"); strings.Contains(i.Summary, "Redisson") {
+		t.Errorf("reentrant-hash is seed 001's hash lock, not Redisson's RLock: %q", i.Summary)
 	}
 	for _, info := range strategies.Catalog() {
 		if info.Summary == "" || info.Source == "" || info.Weakness == "" {

@@ -93,10 +93,11 @@ func (l *localLease) Lost() <-chan struct{} { return l.h.redis.Lost() }
 // ValidUntil is the token lease's (see lease.ValidUntil).
 func (l *localLease) ValidUntil() time.Time { return validUntil(l.h.redis) }
 
-// reentrantHash is seed 001's Redis hash scheme, which is also Redisson's RLock (seed 002):
-// the lock is a hash whose field ownerId counts that owner's holds; Lua scripts acquire,
-// re-enter (both PEXPIRE the hash) and release (decrement, DEL at 0). Reentrant across
-// processes for the same owner id; without a watchdog a long hold still outlives the ttl.
+// reentrantHash is seed 001's Redis hash scheme: the lock is a hash whose field ownerId
+// counts that owner's holds; Lua scripts acquire, re-enter (both PEXPIRE the hash) and
+// release (decrement, DEL at 0). Reentrant across processes for the same owner id; without a
+// watchdog a long hold still outlives the ttl. Unlike Redisson's RLock (redisson-lock), a
+// release that leaves holds does not re-arm the ttl.
 type reentrantHash struct {
 	*base
 	c rueidis.Client

@@ -1,4 +1,4 @@
--- Reentrant lock on a hash field ownerId -> hold count (seed 001; Redisson's RLock, seed 002).
+-- Reentrant lock on a hash field ownerId -> hold count (seed 001).
 -- KEYS[1] lock; ARGV[1] ttl in ms, ARGV[2] owner id.
 -- Returns nil when acquired or re-entered, else the lock's remaining ttl in ms (PTTL).
 if redis.call('exists', KEYS[1]) == 0 then

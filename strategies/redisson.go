@@ -1,0 +1,80 @@
+package strategies
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// redissonSource names the Redisson source these strategies follow: RedissonLock.java and
+// RedissonBaseLock.java at one commit.
+const redissonSource = "Redisson 3.x (commit 0482efe, 2024; scripts as in 3.29.0)"
+
+// redissonLock is Redisson's RLock (RedissonLock). The lock is a hash under the hash-tagged
+// name whose field ownerId counts the owner's holds (redisson_acquire.lua). Unlike reentrant-hash, a release that leaves holds re-arms the lease,
+// and the last one deletes the lock and announces it on the lock's own channel,
+// redisson_lock__channel:{name} (redisson_unlock.lua). With the pubsub wait policy the
+// announcement is a turn (notify.go): where Redisson wakes one waiter in every process that
+// subscribes, lockbench wakes one waiter of the process whose turn it is. A waiter sleeps at
+// most the holder's remaining lease (PTTL), as Redisson's does on its latch.
+//
+// The watchdog is lockbench's: --watchdog auto renews every ttl/3, Redisson's 30 s lease
+// renewed every 10 s when the ttl is 30s.
+type redissonLock struct {
+	*base
+	c rueidis.Client
+}
+
+func newRedissonLock(info Info, o *resolved) (Strategy, error) {
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &redissonLock{base: b, c: o.Client}, nil
+}
+
+func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	lockKey := hashTagged(key)
+	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
+		pttl, err := redissonAcquireScript.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, owner}).AsInt64()
+		if rueidis.IsRedisNil(err) {
+			return s.newLease(s, key, lockKey, owner, owner, 0), 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		return nil, time.Duration(pttl) * time.Millisecond, nil
+	})
+}
+
+// redissonUnlockMessage is LockPubSub.UNLOCK_MESSAGE.
+const redissonUnlockMessage = "0"
+
+func (s *redissonLock) release(ctx context.Context, l *lease) error {
+	keys := []string{l.key}
+	args := []string{redissonUnlockMessage, s.o.ttlArg, l.token}
+	if s.notify == nil {
+		keys = append(keys, "redisson_lock__channel:"+l.key)
+	} else {
+		ch := s.channel(l.name)
+		keys = append(keys, waitList(l.name))
+		args = append(args, s.turnArgs(ch, s.notify.hasWaiters(ch))...)
+	}
+	r, err := redissonUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return ErrNotOwner
+	case err != nil:
+		return err
+	case r == 0 || s.notify == nil:
+		return nil // holds remain, or nobody here waits on messages
+	}
+	return s.turned(l.name, r)
+}
+
+func (s *redissonLock) renew(ctx context.Context, l *lease) (bool, error) {
+	// RedissonBaseLock.renewExpirationAsync: the same script as reentrant-hash's renewal.
+	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	return n == 1, err
+}

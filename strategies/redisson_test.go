@@ -1,0 +1,122 @@
+package strategies_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+)
+
+// TestPartialReleaseRearmsTTL sets Redisson's locks beside seed 001's hash lock: a nested
+// hold is released once, after the lease has run down to below half its ttl. Redisson's
+// unlock re-arms the lease (PEXPIRE while holds remain); reentrant-hash's leaves it running
+// down, so the outer hold can lapse although it was never released.
+func TestPartialReleaseRearmsTTL(t *testing.T) {
+	const ttl = 4 * time.Second
+	for _, tc := range []struct {
+		name   string
+		rearms bool
+	}{
+		{"redisson-lock", true},
+		{"reentrant-hash", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tc.name)
+			s := e.strategy(t, withTTL(ttl))
+			// A hash-tagged name: every strategy stores its lock under exactly this key.
+			key := "{" + redistest.Prefix(t) + "k}"
+			outer := acquire(t, s, key, "a")
+			inner := acquire(t, s, key, "a")
+			before := waitPTTLBelow(t, e.client, key, ttl/2)
+			release(t, inner)
+			after := pttl(t, e.client, key)
+			if tc.rearms && after < 3*ttl/4 {
+				t.Errorf("after a nested release the lease runs %s more (was %s): want it re-armed to near the ttl %s", after, before, ttl)
+			}
+			if !tc.rearms && after > before {
+				t.Errorf("after a nested release the lease runs %s more (was %s): want it not re-armed", after, before)
+			}
+			release(t, outer)
+			if n, err := e.client.Do(context.Background(), e.client.B().Exists().Key(key).Build()).AsInt64(); err != nil || n != 0 {
+				t.Errorf("after the last release the lock exists (%d, %v), want it deleted", n, err)
+			}
+		})
+	}
+}
+
+// TestRedissonLockPublishes: without the pubsub wait policy, redisson-lock announces a freed
+// lock on the lock's own channel with Redisson's unlock message, and a partial release
+// announces nothing.
+func TestRedissonLockPublishes(t *testing.T) {
+	e := newEnv(t, "redisson-lock")
+	s := e.strategy(t, nil)
+	key := redistest.Prefix(t) + "k"
+	ch := "redisson_lock__channel:{" + key + "}"
+
+	msgs := make(chan string, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.client.Receive(ctx, e.client.B().Subscribe().Channel(ch).Build(), func(m rueidis.PubSubMessage) { msgs <- m.Message })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	pollUntil(t, "the subscription", func() bool {
+		m, err := e.client.Do(context.Background(), e.client.B().PubsubNumsub().Channel(ch).Build()).AsIntMap()
+		return err == nil && m[ch] == 1
+	})
+
+	outer := acquire(t, s, key, "a")
+	release(t, acquire(t, s, key, "a"))
+	// A marker published after the partial release: the first message must be it.
+	if err := e.client.Do(context.Background(), e.client.B().Publish().Channel(ch).Message("marker").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	release(t, outer)
+	for i, want := range []string{"marker", "0"} {
+		select {
+		case got := <-msgs:
+			if got != want {
+				t.Fatalf("message %d on %s: %q, want %q", i, ch, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d on %s: none, want %q", i, ch, want)
+		}
+	}
+}
+
+func pttl(t *testing.T, c rueidis.Client, key string) time.Duration {
+	t.Helper()
+	ms, err := c.Do(context.Background(), c.B().Pttl().Key(key).Build()).AsInt64()
+	if err != nil || ms < 0 {
+		t.Fatalf("PTTL %s: %d, %v: want a lock with a ttl", key, ms, err)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// waitPTTLBelow polls key's PTTL until it is below d and returns it.
+func waitPTTLBelow(t *testing.T, c rueidis.Client, key string, d time.Duration) time.Duration {
+	t.Helper()
+	var left time.Duration
+	pollUntil(t, "PTTL below "+d.String(), func() bool {
+		left = pttl(t, c, key)
+		return left < d
+	})
+	return left
+}
+
+// pollUntil polls cond until it holds, failing the test after a generous deadline.
+func pollUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
