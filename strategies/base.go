@@ -31,6 +31,9 @@ type base struct {
 	// rather than, as for the others, how long the holder's lease still runs, which only
 	// bounds a pubsub waiter's sleep.
 	delayedRetry bool
+	// redissonBackoff: waits follow RedissonSpinLock's exponential backoff (redissonBackoff),
+	// whatever the wait policy.
+	redissonBackoff bool
 
 	renewals, renewFailures, failedAttempts, unreplicated atomic.Uint64
 }
@@ -186,9 +189,15 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var slept time.Duration // the last pause
 	for n := 0; ; n++ {
 		b.failedAttempts.Add(1)
-		timer.Reset(b.pause(n, retryIn))
+		if b.redissonBackoff {
+			slept = redissonBackoff(n, slept)
+		} else {
+			slept = b.pause(n, retryIn)
+		}
+		timer.Reset(slept)
 		var wake <-chan struct{}
 		if w != nil {
 			wake = w.wake

@@ -97,6 +97,18 @@ func init() {
 		Weakness:          "without a watchdog a long hold outlives the ttl; a holder that dies keeps the key a whole lease (30s under Redisson's watchdog); async replication loses it on failover",
 	}, newRedissonLock)
 	register(Info{
+		Name:              "spin-lock",
+		Summary:           "RedissonSpinLock: redisson-lock's hash lock without pub/sub; waiters poll with Redisson's exponential backoff (1ms, doubling plus jitter, at most 128ms)",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonSpinLock.java, " + redissonSource,
+		Applies:           []string{"ttl", "acquire-timeout", "watchdog", "wait-replicas"},
+		Weakness:          "a freed lock idles until a poller wakes (up to 128ms), and every waiter polls Redis; otherwise redisson-lock's",
+	}, newRedissonSpinLock)
+	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
 		SafeUnlock:        true,

@@ -2,28 +2,32 @@ package strategies
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/rueidis"
 )
 
-// redissonSource names the Redisson source these strategies follow: RedissonLock.java and
-// RedissonBaseLock.java at one commit.
+// redissonSource names the Redisson source these strategies follow: RedissonLock.java,
+// RedissonBaseLock.java, RedissonSpinLock.java and LockOptions.java at one commit.
 const redissonSource = "Redisson 3.x (commit 0482efe, 2024; scripts as in 3.29.0)"
 
-// redissonLock is Redisson's RLock (RedissonLock). The lock is a hash under the hash-tagged
-// name whose field ownerId counts the owner's holds (redisson_acquire.lua). Unlike reentrant-hash, a release that leaves holds re-arms the lease,
+// redissonLock is Redisson's RLock (RedissonLock), or with spin its RedissonSpinLock. The lock
+// is a hash under the hash-tagged name whose field ownerId counts the owner's holds
+// (redisson_acquire.lua). Unlike reentrant-hash, a release that leaves holds re-arms the lease,
 // and the last one deletes the lock and announces it on the lock's own channel,
 // redisson_lock__channel:{name} (redisson_unlock.lua). With the pubsub wait policy the
 // announcement is a turn (notify.go): where Redisson wakes one waiter in every process that
 // subscribes, lockbench wakes one waiter of the process whose turn it is. A waiter sleeps at
 // most the holder's remaining lease (PTTL), as Redisson's does on its latch.
 //
-// The watchdog is lockbench's: --watchdog auto renews every ttl/3, Redisson's 30 s lease
-// renewed every 10 s when the ttl is 30s.
+// The spin lock never announces; its waiters poll with Redisson's ExponentialBackOff, whatever
+// --wait says (redissonBackoff). The watchdog is lockbench's: --watchdog auto renews every
+// ttl/3, Redisson's 30 s lease renewed every 10 s when the ttl is 30s.
 type redissonLock struct {
 	*base
-	c rueidis.Client
+	c    rueidis.Client
+	spin bool
 }
 
 func newRedissonLock(info Info, o *resolved) (Strategy, error) {
@@ -32,6 +36,17 @@ func newRedissonLock(info Info, o *resolved) (Strategy, error) {
 		return nil, err
 	}
 	return &redissonLock{base: b, c: o.Client}, nil
+}
+
+func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
+	// No pub/sub: Redisson's backoff replaces the wait policy (Info.Applies has no wait).
+	o.Wait = Wait{Kind: WaitBackoff, Min: redissonBackoffInitial, Max: redissonBackoffMax}
+	b, err := newBase(info, o, o.Client)
+	if err != nil {
+		return nil, err
+	}
+	b.redissonBackoff = true
+	return &redissonLock{base: b, c: o.Client, spin: true}, nil
 }
 
 func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
@@ -54,9 +69,11 @@ const redissonUnlockMessage = "0"
 func (s *redissonLock) release(ctx context.Context, l *lease) error {
 	keys := []string{l.key}
 	args := []string{redissonUnlockMessage, s.o.ttlArg, l.token}
-	if s.notify == nil {
+	switch {
+	case s.spin:
+	case s.notify == nil:
 		keys = append(keys, "redisson_lock__channel:"+l.key)
-	} else {
+	default:
 		ch := s.channel(l.name)
 		keys = append(keys, waitList(l.name))
 		args = append(args, s.turnArgs(ch, s.notify.hasWaiters(ch))...)
@@ -77,4 +94,20 @@ func (s *redissonLock) renew(ctx context.Context, l *lease) (bool, error) {
 	// RedissonBaseLock.renewExpirationAsync: the same script as reentrant-hash's renewal.
 	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
 	return n == 1, err
+}
+
+// Redisson's LockOptions.ExponentialBackOff defaults: the first sleep 1 ms, each next one
+// twice the last plus a random 0..fails-1 ms, at most 128 ms.
+const (
+	redissonBackoffInitial = time.Millisecond
+	redissonBackoffMax     = 128 * time.Millisecond
+)
+
+// redissonBackoff is the sleep before retry n (0-based) of RedissonSpinLock, prev being the
+// sleep before retry n-1 (ExponentialBackOffPolicy.getNextSleepPeriod).
+func redissonBackoff(n int, prev time.Duration) time.Duration {
+	if n == 0 {
+		return redissonBackoffInitial
+	}
+	return min(redissonBackoffMax, 2*prev+time.Duration(rand.IntN(n))*time.Millisecond)
 }

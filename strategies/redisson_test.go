@@ -21,6 +21,7 @@ func TestPartialReleaseRearmsTTL(t *testing.T) {
 		rearms bool
 	}{
 		{"redisson-lock", true},
+		{"spin-lock", true},
 		{"reentrant-hash", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
