@@ -109,6 +109,17 @@ func init() {
 		Weakness:          "a freed lock idles until a poller wakes (up to 128ms), and every waiter polls Redis; otherwise redisson-lock's",
 	}, newRedissonSpinLock)
 	register(Info{
+		Name:              "redisson-fair",
+		Summary:           "RedissonFairLock: RLock's hash plus a queue of owners and a sorted set of their timeouts, stale heads pruned on every call; only the head takes a free lock, and a release wakes only it",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonFairLock.java, " + redissonSource,
+		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
+	}, newRedissonFair)
+	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
 		SafeUnlock:        true,

@@ -143,7 +143,7 @@ func commandsProcessed(t *testing.T, c rueidis.Client) int64 {
 // passes the same turns in Redisson's unlock script.
 func TestFleetSharesAHotKeyFairly(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"token", "fair", "redisson-lock"} {
+	for _, name := range []string{"token", "fair", "redisson-lock", "redisson-fair"} {
 		t.Run(name, func(t *testing.T) {
 			r := runFleet(t, name, 4, 25, 1200, time.Millisecond)
 			for p, a := range r.acquired {

@@ -101,7 +101,7 @@ func assertOptionError(t *testing.T, err error, field, mention string) {
 
 func TestCatalog(t *testing.T) {
 	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
-		"reentrant-local", "reentrant-hash", "redisson-lock", "spin-lock", "redlock", "fenced", "fair"}
+		"reentrant-local", "reentrant-hash", "redisson-lock", "spin-lock", "redisson-fair", "redlock", "fenced", "fair"}
 	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
 	}
@@ -110,7 +110,7 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("get-del's catalog entry overstates or misstates it: %+v", i)
 	}
 	// Redisson's locks name the class and the source read; the seed's hash lock is not Redisson's.
-	for name, class := range map[string]string{"redisson-lock": "RedissonLock.java", "spin-lock": "RedissonSpinLock.java"} {
+	for name, class := range map[string]string{"redisson-lock": "RedissonLock.java", "spin-lock": "RedissonSpinLock.java", "redisson-fair": "RedissonFairLock.java"} {
 		if i, _ := strategies.Lookup(name); !strings.Contains(i.Source, class) || !strings.Contains(i.Source, "Redisson 3.") || !i.Reentrant || !i.AutoRenew || !i.SafeUnlock || !i.KeyTTL {
 			t.Errorf("%s's catalog entry: %+v", name, i)
 		}

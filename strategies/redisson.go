@@ -9,8 +9,10 @@ import (
 )
 
 // redissonSource names the Redisson source these strategies follow: RedissonLock.java,
-// RedissonBaseLock.java, RedissonSpinLock.java and LockOptions.java at one commit.
-const redissonSource = "Redisson 3.x (commit 0482efe, 2024; scripts as in 3.29.0)"
+// RedissonBaseLock.java, RedissonSpinLock.java, RedissonFairLock.java and LockOptions.java at
+// one commit of redisson/redisson (0482efe14713, copyright 2013-2024; no release tag was at
+// hand for it). Its RLock scripts are those redisson/redisson#6748 quotes from 3.29.0.
+const redissonSource = "Redisson 3.x source at commit 0482efe (2024)"
 
 // redissonLock is Redisson's RLock (RedissonLock), or with spin its RedissonSpinLock. The lock
 // is a hash under the hash-tagged name whose field ownerId counts the owner's holds

@@ -2,12 +2,15 @@ package strategies_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/strategies"
 )
 
 // TestPartialReleaseRearmsTTL sets Redisson's locks beside seed 001's hash lock: a nested
@@ -119,5 +122,60 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRedissonFairGrantsInQueueOrder: redisson-fair's waiters queue by owner in
+// redisson_lock_queue:{name}, each timing out a thread wait time (5 minutes) after the one
+// before it in redisson_lock_timeout:{name}, and take the lock in that order, woken on their
+// own channels under pubsub, by polling otherwise.
+func TestRedissonFairGrantsInQueueOrder(t *testing.T) {
+	t.Parallel()
+	for _, wait := range []string{"pubsub", "spin:2ms"} {
+		t.Run(wait, func(t *testing.T) {
+			e := newEnv(t, "redisson-fair")
+			w, _ := strategies.ParseWait(wait)
+			s := e.strategy(t, func(o *strategies.Options) { o.Wait = w })
+			key := redistest.Prefix(t) + "k"
+			queue, timeouts := "redisson_lock_queue:{"+key+"}", "redisson_lock_timeout:{"+key+"}"
+			holder := acquire(t, s, key, "holder")
+
+			const waiters = 5
+			var mu sync.Mutex
+			var order []int
+			var wg sync.WaitGroup
+			for i := range waiters {
+				wg.Go(func() {
+					l := acquire(t, s, key, fmt.Sprintf("w%d", i))
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+					release(t, l)
+				})
+				pollUntil(t, fmt.Sprintf("waiter %d queued", i), func() bool {
+					n, _ := e.client.Do(context.Background(), e.client.B().Llen().Key(queue).Build()).AsInt64()
+					return n == int64(i+1)
+				})
+			}
+			scores, err := e.client.Do(context.Background(), e.client.B().Zrange().Key(timeouts).Min("0").Max("-1").Withscores().Build()).AsZScores()
+			if err != nil || len(scores) != waiters {
+				t.Fatalf("timeouts %v, %v: want %d waiters", scores, err, waiters)
+			}
+			for i := 1; i < waiters; i++ {
+				if gap := time.Duration(scores[i].Score-scores[i-1].Score) * time.Millisecond; gap < 4*time.Minute || gap > 6*time.Minute {
+					t.Errorf("waiter %d times out %s after the one before it, want the thread wait time, 5m", i, gap)
+				}
+			}
+			release(t, holder)
+			wg.Wait()
+			for i, got := range order {
+				if got != i {
+					t.Fatalf("grant order %v, want queue order 0..%d", order, waiters-1)
+				}
+			}
+			if n, _ := e.client.Do(context.Background(), e.client.B().Exists().Key(queue, timeouts).Build()).AsInt64(); n != 0 {
+				t.Errorf("queue or timeouts left behind (%d keys) after every waiter took the lock", n)
+			}
+		})
 	}
 }
