@@ -3,5 +3,5 @@ package main
 // The lock libraries people ship (redsync, redislock, rueidislock), measured as strategies
 // by name. Their adapters are a package of their own so that go-redis, which redsync and
 // redislock need, stays out of the lock core; building without this import shows what they
-// cost the binary (README, "Lock libraries").
+// cost the binary (docs/strategies.md, "Lock libraries").
 import _ "github.com/lockbench/lockbench/strategies/libs"
