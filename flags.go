@@ -33,6 +33,8 @@ type loadFlags struct {
 
 	// command is the load command these flags belong to: run, sweep or capacity.
 	command string
+	// hasProfilePhases: the profile's own phases make the run's (each names its strategy).
+	hasProfilePhases bool
 
 	format, out, hdrDir, plot, html string
 	quiet, failOnUnsafe             bool
@@ -144,6 +146,7 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 			return cfg, nil, err
 		}
 		cfg.Phases = phases
+		f.hasProfilePhases = true
 	}
 	if f.node != "" || f.barrier != "" {
 		if f.node == "" || f.barrier == "" {

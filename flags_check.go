@@ -391,7 +391,9 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	if m := f.etcdMembers; m < 1 || m > 7 || m%2 == 0 {
 		return usageErrorf("invalid --etcd-members %d: valid 1, 3, 5 or 7 (an even count adds a member without adding a failure the quorum survives)", m)
 	}
-	if err := checkApplies(cfg.Phases, cfg.WaitReplicas); err != nil {
+	// 'all' names no strategy itself: a strategy of it that waits its own way (spin-lock)
+	// ignores --wait rather than refusing the run.
+	if err := checkApplies(cfg.Phases, cfg.WaitReplicas, f.strategy == "all" && !f.profileNamesStrategies()); err != nil {
 		return err
 	}
 	return checkCounts(cfg)
@@ -400,7 +402,7 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 // checkApplies refuses a lock option set for a strategy that does not use it (a library or
 // another lock service that waits or renews its own way): the header would name a setting
 // the run never had.
-func checkApplies(phases []workload.Phase, waitReplicas int) error {
+func checkApplies(phases []workload.Phase, waitReplicas int, waitForAll bool) error {
 	for _, ph := range phases {
 		info, ok := strategies.Lookup(ph.Strategy)
 		if !ok || info.Applies == nil {
@@ -410,7 +412,7 @@ func checkApplies(phases []workload.Phase, waitReplicas int) error {
 			name, value string
 			set         bool
 		}{
-			{"wait", ph.Wait.String(), ph.Wait != (strategies.Wait{})},
+			{"wait", ph.Wait.String(), ph.Wait != (strategies.Wait{}) && !waitForAll},
 			{"watchdog", ph.Watchdog.String(), ph.Watchdog.Enabled()},
 			{"wait-replicas", strconv.Itoa(waitReplicas), waitReplicas > 0},
 		} {
@@ -452,4 +454,10 @@ func checkFaultStrategies(plan *faults.Plan, phases []workload.Phase) error {
 		return usageErrorf("invalid --fault %q for %s: crash-between strikes between SETNX and EXPIRE, which only setnx-expire sends as two commands; the others set the ttl with the lock", raw, strategy)
 	}
 	return nil
+}
+
+// profileNamesStrategies reports whether the run's phases come from a profile's own phases,
+// each naming its strategy.
+func (f *loadFlags) profileNamesStrategies() bool {
+	return f.profile != "" && !f.cmdline["strategy"] && f.hasProfilePhases
 }

@@ -70,6 +70,15 @@ func TestBadInputIsRefusedUpFront(t *testing.T) {
 	}
 }
 
+// --wait with 'all' is not refused for the strategy of 'all' that waits its own way
+// (spin-lock): the run goes on to connect (and fails there, nothing listening).
+func TestWaitWithAllIsAccepted(t *testing.T) {
+	code, _, stderr := cli("run", "--strategy", "all", "--wait", "pubsub", "--redis", "127.0.0.1:1", "--connect-timeout", "1s")
+	if code != exitFailure || !strings.Contains(stderr, "cannot reach Redis") {
+		t.Errorf("exit %d, %q; want the run to pass the checks and fail to connect (exit 1)", code, stderr)
+	}
+}
+
 // Inputs that are files: a directory or another JSON is the user's mistake (exit 2), said
 // in words, not as a Go type.
 func TestReportInputErrorsExit2(t *testing.T) {
