@@ -250,9 +250,10 @@ func (b *base) leave(w *waiter) {
 // Results of turn.lua.
 const (
 	turnNotOwner  = 0 // the lock did not hold the token
-	turnElsewhere = 1 // released; another process has the turn, or nobody waits
+	turnElsewhere = 1 // released; another process has the turn
 	turnHanded    = 2 // released to the token given for a local waiter
 	turnOurs      = 3 // released; the turn is this process's: wake a local waiter
+	turnNobody    = 4 // released; no process took the turn: wake a local waiter if one came
 )
 
 // releaseTurn releases the lock name (stored under key) and passes the turn for the pubsub
@@ -285,6 +286,11 @@ func (b *base) turned(name string, r int64) error {
 		if b.notify.released(name, b.notify.turnChannel(name)) {
 			runtime.Gosched()
 		}
+	case turnNobody:
+		// Nobody waited when the release looked, but a waiter of this process may have
+		// registered, and failed its last try, before the release ran: without this wake
+		// it would sleep until its timer (the ttl).
+		b.notify.wakeLocal(b.notify.turnChannel(name))
 	}
 	return nil
 }

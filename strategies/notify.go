@@ -351,6 +351,16 @@ func (n *notifier) released(key, ch string) bool {
 	return false
 }
 
+// wakeLocal wakes one local waiter of ch if there is one; unlike released, it passes no
+// turn on when there is none.
+func (n *notifier) wakeLocal(ch string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.chans[ch]; s != nil {
+		s.wakeOne()
+	}
+}
+
 // wakeOne wakes the longest-waiting anonymous waiter that has no wake-up pending, and
 // reports whether an anonymous waiter now has one (a waiter already woken will try anyway).
 // Waiters with an id are woken by their id only: for them a wake-up carries meaning.

@@ -56,3 +56,50 @@ func TestSubscribeOutlivesTheWaiterThatSentIt(t *testing.T) {
 		t.Fatalf("%d connections, %d SUBSCRIBEs; want 1 connection and one SUBSCRIBE per channel (2)", gen, n.subscribes.Load())
 	}
 }
+
+// A waiter that registers while a release is on its way — after the release looked for
+// local waiters, and too early for its own last try to find the lock free — is woken when
+// the release finds that no process took the turn (turnNobody): otherwise it slept until
+// its timer, a whole ttl, and at 10,000 workers some timed out (scripts/bench.sh's scale
+// row: 26 starved, 13,615 timeouts).
+func TestReleaseWakesAWaiterThatCameMeanwhile(t *testing.T) {
+	t.Parallel()
+	_, c := redistest.Server(t)
+	s, err := New("fenced", Options{Client: c, Wait: Wait{Kind: WaitPubSub}, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	b := s.(*fenced).base
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	key := redistest.Prefix(t) + "k"
+	l, err := s.Acquire(ctx, key, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The release looks now: nobody waits here, so it passes a turn nobody takes.
+	ch := b.channel(key)
+	looked := b.notify.hasWaiters(ch)
+	w, err := b.notify.enter(key, ch, "", "late") // ...and the waiter comes in meanwhile
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.notify.leave(w)
+	ll := l.(*lease)
+	r, err := turnScript.Exec(ctx, c, []string{waitList(key), ll.key}, append(b.turnArgs(ch, looked), ll.token, "")).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != turnNobody {
+		t.Fatalf("turn.lua answered %d for a release nobody else waits on; want %d (no process took the turn)", r, turnNobody)
+	}
+	if err := b.turned(key, r); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.wake:
+	default:
+		t.Fatal("the waiter that came in during the release was not woken: it would sleep a ttl")
+	}
+}

@@ -121,15 +121,15 @@ func (s *redlock) lockAll(ctx context.Context, key, tok string) (granted, failed
 
 // unlockAll runs compare-and-delete on every node in turn and counts the nodes where the
 // lock was still ours. With turn (and the pubsub wait policy) the first node's release passes
-// the turn on (turn.lua); ours is then turn.lua's turnOurs.
-func (s *redlock) unlockAll(ctx context.Context, key, tok string, turn bool) (held int, ours bool, firstErr error) {
+// the turn on (turn.lua); turned is then what turn.lua answered (0 without it).
+func (s *redlock) unlockAll(ctx context.Context, key, tok string, turn bool) (held int, turned int64, firstErr error) {
 	for i, c := range s.nodes {
 		nctx, cancel := context.WithTimeout(ctx, s.o.NodeTimeout)
 		var err error
 		if i == 0 && turn && s.notify != nil {
 			var r int64
 			if r, err = s.releaseTurn(nctx, c, key, key, tok, ""); err == nil {
-				ours = r == turnOurs
+				turned = r
 				if r == turnNotOwner {
 					err = ErrNotOwner
 				}
@@ -145,7 +145,7 @@ func (s *redlock) unlockAll(ctx context.Context, key, tok string, turn bool) (he
 			firstErr = err
 		}
 	}
-	return held, ours, firstErr
+	return held, turned, firstErr
 }
 
 type redlockLease struct {
@@ -168,10 +168,10 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	if pause := l.s.releasePause; pause != nil {
 		pause(ctx, l.name, l.owner)
 	}
-	held, ours, err := l.s.unlockAll(ctx, l.name, l.token, true)
+	held, turned, err := l.s.unlockAll(ctx, l.name, l.token, true)
 	if held >= l.s.quorum {
-		if ours {
-			_ = l.s.turned(l.name, turnOurs)
+		if turned == turnOurs || turned == turnNobody {
+			_ = l.s.turned(l.name, turned)
 		}
 		return nil
 	}

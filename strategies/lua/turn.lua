@@ -12,8 +12,9 @@
 -- (not in a Redis Cluster, where it counts the node's own); ARGV[4] ttl in ms, of the list
 -- and of a handed-over lock.
 -- Returns 0 when the lock did not hold ARGV[5], 1 when released and another process has the
--- turn (or nobody waits), 2 when handed to ARGV[6], 3 when released and the turn is the
--- caller's: it wakes a local waiter.
+-- turn, 2 when handed to ARGV[6], 3 when released and the turn is the caller's: it wakes a
+-- local waiter; 4 when released and no process took the turn: a waiter of the caller's that
+-- registered while this ran (after the caller looked) is woken all the same.
 local lock = KEYS[2]
 if lock and ARGV[5] ~= '' and redis.call('GET', lock) ~= ARGV[5] then
   return 0
@@ -55,4 +56,7 @@ end
 if ours then
   return 3
 end
-return 1
+if turn then
+  return 1
+end
+return 4

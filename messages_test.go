@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/target"
+)
+
+// Messages that misled a new user (issue "Tried as a new user would", item 13), each as it
+// reads now.
+
+func TestProfileMessages(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(empty, []byte("phases: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli("run", "--profile", empty); code != exitUsage || !strings.Contains(stderr, "found an empty list") {
+		t.Errorf("phases: []: exit %d, %q; want it to say it found an empty list", code, stderr)
+	}
+	// profiles show takes a path, as run --profile does.
+	code, stdout, stderr := cli("profiles", "show", empty)
+	if code != exitOK || stdout != "phases: []\n" {
+		t.Errorf("profiles show %s: exit %d, %q, %q; want the file", empty, code, stdout, stderr)
+	}
+	if code, _, stderr := cli("profiles", "show", filepath.Join(dir, "missing.yaml")); code == exitOK || strings.Contains(stderr, "unknown profile") {
+		t.Errorf("profiles show of a missing file: exit %d, %q; want the file's error, not 'unknown profile'", code, stderr)
+	}
+}
+
+// capacity's header names the time each step measures, --step-duration.
+func TestCapacityHeaderShowsTheStep(t *testing.T) {
+	redistest.Require(t)
+	srv, _ := redistest.Server(t)
+	code, stdout, stderr := cli("capacity", "--redis", srv.Addr, "--slo", "p99=1s", "--start", "50", "--factor", "100",
+		"--step-duration", "300ms", "--warmup", "0s", "--keys", "100", "--workers", "10", "-q")
+	if code != exitOK || !strings.Contains(stdout, "300ms measured") {
+		t.Errorf("capacity --step-duration 300ms: exit %d, header %q (stderr %q); want '300ms measured'", code, firstLines(stdout, 4), stderr)
+	}
+}
+
+// --tls-insecure is said in the report: the server was not authenticated.
+func TestTLSInsecureIsNoted(t *testing.T) {
+	redistest.Require(t)
+	ca := redistest.NewCA(t)
+	srv := redistest.StartConfig(t, target.ServerConfig{TLS: &ca.Files})
+	s, code, stderr := runJSON(t, "run", "--redis", "rediss://"+srv.Addr, "--tls-insecure", "--duration", "200ms", "--warmup", "0s")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(strings.Join(s.Notes, "\n"), "--tls-insecure") {
+		t.Errorf("notes %q; want the --tls-insecure run marked", s.Notes)
+	}
+}
+
+// target up with --state says so in the commands it suggests.
+func TestTargetUpHintKeepsState(t *testing.T) {
+	redistest.Require(t)
+	state := filepath.Join(t.TempDir(), "state.json")
+	code, stdout, stderr := cli("target", "up", "--state", state)
+	if code != exitOK {
+		t.Fatalf("target up: exit %d: %s", code, stderr)
+	}
+	t.Cleanup(func() { cli("target", "down", "--state", state) })
+	if !strings.Contains(stdout, "lockbench target down --state "+state) {
+		t.Errorf("target up --state: %q; want the hint to carry --state %s", stdout, state)
+	}
+}
+
+// --node without its partner says whom it waits for, and how long.
+func TestNodeSaysItWaits(t *testing.T) {
+	redistest.Require(t)
+	srv, _ := redistest.Server(t)
+	cmd := exec.Command(binary(t), "run", "--redis", srv.Addr, "--node", "1/2", "--barrier", "alone", "-d", "1s", "-q")
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("lockbench ended without saying it waits")
+			}
+			if strings.Contains(l, "all 2 processes") && strings.Contains(l, `"alone"`) && strings.Contains(l, "waiting up to 5m0s") {
+				return
+			}
+		case <-timeout:
+			t.Fatal("no word within a minute that node 1/2 waits for its partner")
+		}
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
