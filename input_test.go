@@ -56,9 +56,8 @@ func TestBadInputIsRefusedUpFront(t *testing.T) {
 				args = append(args, "--redis", "127.0.0.1:1")
 			}
 			code, _, stderr := cli(args...)
-			first, _, _ := strings.Cut(stderr, "\n")
-			if code != exitUsage || !strings.Contains(first, tc.mention) {
-				t.Fatalf("exit %d, stderr %q; want exit 2 and a first line mentioning %q", code, stderr, tc.mention)
+			if code != exitUsage || !strings.Contains(stderr, tc.mention) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line mentioning %q", code, stderr, tc.mention)
 			}
 			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 				t.Errorf("stack trace on bad input: %s", stderr)

@@ -123,7 +123,14 @@ func exitCode(cmd string, err error, stderr io.Writer) int {
 		return ee.code
 	}
 	if isUsage(err) {
-		fmt.Fprintf(stderr, "lockbench %s: %v\nRun 'lockbench %s --help' for usage.\n", cmd, err, cmd)
+		// One line names the problem and where the usage is; a message of several lines (the
+		// valid forms of a fault) keeps the pointer on a line of its own.
+		msg := err.Error()
+		if strings.Contains(msg, "\n") {
+			fmt.Fprintf(stderr, "lockbench %s: %s\nRun 'lockbench %s --help' for usage.\n", cmd, msg, cmd)
+		} else {
+			fmt.Fprintf(stderr, "lockbench %s: %s (usage: lockbench %s --help)\n", cmd, msg, cmd)
+		}
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, err)
