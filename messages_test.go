@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/target"
 )
@@ -114,4 +117,56 @@ func TestNodeSaysItWaits(t *testing.T) {
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// A server that requires client certificates, reached without one: the message says what it
+// may want, instead of asking whether this is a TLS port.
+func TestMutualTLSWithoutClientCertificate(t *testing.T) {
+	redistest.Require(t)
+	ca := redistest.NewCA(t)
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	srv := exec.Command("redis-server", "--port", "0", "--bind", "127.0.0.1", "--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", ca.Files.CertFile, "--tls-key-file", ca.Files.KeyFile, "--tls-ca-cert-file", ca.Files.CAFile,
+		"--tls-auth-clients", "yes", "--save", "", "--appendonly", "no")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	// Ready once it accepts TCP (a handshake without a certificate is what we test).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server with TLS did not listen within 30s")
+		}
+	}
+	code, _, stderr := cli("run", "--redis", "rediss://"+addr, "--tls-ca-cert", ca.Files.CAFile, "--duration", "200ms", "--connect-timeout", "5s")
+	if code == exitOK || !strings.Contains(stderr, "client certificate") || strings.Contains(stderr, "is this a TLS port?") {
+		t.Errorf("exit %d, %q; want an error saying the server may require a client certificate (--tls-cert, --tls-key)", code, stderr)
+	}
+}
+
+// --connect-timeout bounds reaching a ZooKeeper the user named, as it bounds Redis: a closed
+// port with a timeout of 300ms gives up well before the client's own 10 s.
+func TestServiceConnectTimeout(t *testing.T) {
+	requireServices(t)
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, _, stderr := cli("run", "--strategy", "zk-lock", "--zookeeper", "127.0.0.1:"+strconv.Itoa(port), "--connect-timeout", "300ms")
+	took := time.Since(start)
+	if code != exitFailure || !strings.Contains(stderr, "--zookeeper") {
+		t.Fatalf("exit %d, %q; want exit 1 naming --zookeeper", code, stderr)
+	}
+	if took > 8*time.Second {
+		t.Errorf("gave up after %s with --connect-timeout 300ms; the client's own timeout is 10s", took.Round(time.Millisecond))
+	}
 }
