@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ func TestEmbeddedStrategies(t *testing.T) {
 				conn := single
 				if info, _ := strategies.Lookup(name); info.MultiNode {
 					conn = redlock
+				}
+				if info, _ := strategies.Lookup(name); info.Applies != nil && !slices.Contains(info.Applies, "wait") && wait != "backoff" {
+					t.Skipf("%s waits its own way (--wait does not apply)", name)
 				}
 				w, err := strategies.ParseWait(wait)
 				if err != nil {
