@@ -110,6 +110,28 @@ func (b *base) acquire(ctx context.Context, key, owner string, try attempt) (Lea
 	}
 }
 
+// onceAcquirer is a strategy whose acquire is one queued attempt (fair, redisson-fair).
+type onceAcquirer interface {
+	acquireOnce(ctx context.Context, key, owner string) (Lease, error)
+}
+
+// acquireReplicated runs s's queued acquire until its lease is on WaitReplicas replicas (at
+// once when none are asked for); a grant the replicas do not confirm is given back, to the
+// next in line, and s queues again.
+func (b *base) acquireReplicated(ctx context.Context, s onceAcquirer, key, owner string) (Lease, error) {
+	for {
+		l, err := s.acquireOnce(ctx, key, owner)
+		if l == nil || b.o.WaitReplicas == 0 || b.replicate(ctx, l.(*lease)) {
+			return l, err
+		}
+		_ = l.Release(context.WithoutCancel(ctx))
+		b.failedAttempts.Add(1)
+		if ctx.Err() != nil {
+			return nil, notAcquired(ctx, key)
+		}
+	}
+}
+
 // replicate waits until WaitReplicas replicas acknowledged the lock and reports whether
 // they did within ReplicaTimeout. Redis WAIT covers the writes of the connection it runs
 // on, so a write probe — resetting the lease's own ttl — goes first on the same dedicated

@@ -44,18 +44,7 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *fair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	for {
-		l, err := s.acquireOnce(ctx, key, owner)
-		if l == nil || s.o.WaitReplicas == 0 || s.replicate(ctx, l.(*lease)) {
-			return l, err
-		}
-		// Not on enough replicas: give it back (to the next in line) and queue again.
-		_ = l.Release(context.WithoutCancel(ctx))
-		s.failedAttempts.Add(1)
-		if ctx.Err() != nil {
-			return nil, notAcquired(ctx, key)
-		}
-	}
+	return s.acquireReplicated(ctx, s, key, owner)
 }
 
 func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error) {

@@ -47,17 +47,7 @@ func redissonFairKeys(key string) []string {
 }
 
 func (s *redissonFair) Acquire(ctx context.Context, key, owner string) (Lease, error) {
-	for {
-		l, err := s.acquireOnce(ctx, key, owner)
-		if l == nil || s.o.WaitReplicas == 0 || s.replicate(ctx, l.(*lease)) {
-			return l, err
-		}
-		_ = l.Release(context.WithoutCancel(ctx)) // not on enough replicas: give it back
-		s.failedAttempts.Add(1)
-		if ctx.Err() != nil {
-			return nil, notAcquired(ctx, key)
-		}
-	}
+	return s.acquireReplicated(ctx, s, key, owner)
 }
 
 func (s *redissonFair) acquireOnce(ctx context.Context, key, owner string) (Lease, error) {
