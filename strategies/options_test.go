@@ -72,6 +72,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"redlock with two nodes", "redlock", "nodes", "at least 3", strategies.Options{Nodes: three[:2]}},
 		{"redlock with four nodes", "redlock", "nodes", "odd number", strategies.Options{Nodes: []rueidis.Client{c, c, c, c}}},
 		{"redlock drift factor", "redlock", "drift-factor", "[0, 1)", strategies.Options{Nodes: three, DriftFactor: 1.5}},
+		{"negative permits", "token", "permits", "at least 1", strategies.Options{Client: c, Permits: -1}},
 		{"no client", "fair", "client", "needs a Redis client", strategies.Options{}},
 		{"unknown strategy", "mutex", "strategy", "getset, setnx-expire", strategies.Options{Client: c}},
 	} {
