@@ -120,6 +120,23 @@ func init() {
 		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
+		Name:              "semaphore",
+		Summary:           "RSemaphore: a count of permits under the key (--permits, set once per key by trySetPermits); acquire DECRBY when enough are free, release INCRBY and publish, waking one waiter",
+		SafeWithoutFaults: true,
+		Source:            semaphoreSource,
+		Capacity:          CapacitySemaphore,
+		Weakness:          "no owner and no ttl: a holder that dies never gives its permit back (leaked for good, and the key never expires); any client can release",
+	}, newSemaphore)
+	register(Info{
+		Name:              "expirable-semaphore",
+		Summary:           "RPermitExpirableSemaphore: RSemaphore's count plus a sorted set of permit ids scored by their lease end (--ttl); acquire reclaims expired permits first, release returns only an id still held",
+		SafeUnlock:        true,
+		SafeWithoutFaults: true,
+		Source:            xsemaphoreSource,
+		Capacity:          CapacitySemaphore,
+		Weakness:          "no renewal: a hold longer than the lease lets one more holder in; lease ends trust the clients' clocks; the count and its set never expire",
+	}, newExpirableSemaphore)
+	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
 		SafeUnlock:        true,
