@@ -120,6 +120,18 @@ func init() {
 		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
+		Name:              "rw-lock",
+		Summary:           "RReadWriteLock: one hash per key with a mode, readers' and the writer's hold counts, and a timeout key per read hold; readers share, a writer is alone; a release that frees the lock publishes on its channel",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonReadWriteLock, RedissonReadLock.java, RedissonWriteLock.java, " + redissonSource,
+		Capacity:          CapacityRW,
+		Weakness:          "without a watchdog a long hold outlives the ttl; a stream of readers starves a writer (no queue); every read release scans every read hold's timeout key",
+	}, newRWLock)
+	register(Info{
 		Name:              "semaphore",
 		Summary:           "RSemaphore: a count of permits under the key (--permits, set once per key by trySetPermits); acquire DECRBY when enough are free, release INCRBY and publish, waking one waiter",
 		SafeWithoutFaults: true,
