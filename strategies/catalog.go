@@ -149,6 +149,18 @@ func init() {
 		Weakness:          "no renewal: a hold longer than the lease lets one more holder in; lease ends trust the clients' clocks; the count and its set never expire",
 	}, newExpirableSemaphore)
 	register(Info{
+		Name:              "multilock",
+		Summary:           "RedissonMultiLock over RLocks: the keys of a set taken one by one in the order given, each with redisson-lock's script and wait; a round that runs out (1.5s per key) gives back what it took and starts over; released together",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonMultiLock.java, " + redissonSource,
+		Capacity:          CapacitySet,
+		Weakness:          "hold and wait in the order given: sets that list shared keys in opposite orders stall a round (1.5s per key), give up and take their first key again at once, which can livelock; one round trip per key",
+	}, newMultiLock)
+	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
 		SafeUnlock:        true,
