@@ -145,9 +145,11 @@ func TestKillAndRestart(t *testing.T) {
 	}
 }
 
-// redis-pause freezes the postmaster and its backends, which run the sessions: the seconds
-// inside the pause acquire next to nothing, against the seconds before it (stopping the
-// postmaster alone changed nothing). The phase lasts until the server answers again.
+// redis-pause freezes the postmaster and its backends, which run the sessions (stopping the
+// postmaster alone changed nothing): waiters are held up for most of the 3 s pause, and the
+// seconds inside it acquire next to nothing against the seconds before it. The phase lasts
+// until the server answers again. On a busy machine the timeline may have no whole second
+// inside the pause (its collector was seen stalled through it); the latency still tells.
 func TestPauseFreezesTheSessions(t *testing.T) {
 	c := conn(t)
 	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()}, nil)
@@ -160,12 +162,12 @@ func TestPauseFreezesTheSessions(t *testing.T) {
 		})
 	frozen := servicetest.Event(t, r, "frozen (SIGSTOP)")
 	thawed := servicetest.Event(t, r, "answers again")
+	if held := time.Duration(r.LatencyUS.Acquire.Max) * time.Microsecond; held < 2*time.Second {
+		t.Errorf("longest acquire %s under a 3 s freeze; want waiters held up by the frozen backends for 2 s or more", held)
+	}
 	before, n := servicetest.Rate(r, 0, frozen.TS)
 	during, m := servicetest.Rate(r, frozen.TS, thawed.TS)
-	if n == 0 || m == 0 {
-		t.Fatalf("timeline %+v: no whole second before the freeze at %.2fs or inside it (to %.2fs) to judge by", r.Timeline, frozen.TS, thawed.TS)
-	}
-	if before == 0 || during > before/4 {
+	if n > 0 && m > 0 && (before == 0 || during > before/4) {
 		t.Errorf("frozen from %.2fs to %.2fs: %.0f acquires/s before, %.0f inside the pause; want a dip below a quarter", frozen.TS, thawed.TS, before, during)
 	}
 }
