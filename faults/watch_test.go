@@ -132,6 +132,13 @@ func (w *watch) seen(n uint64, events ...[2]string) bool {
 	return w.entered.Load() >= last+n
 }
 
+// overlapsSoFar is how many overlaps the oracle saw in the window, as of its last report.
+func (w *watch) overlapsSoFar() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.overlaps
+}
+
 // ticksAfter is how many timeline samples were taken after at.
 func (w *watch) ticksAfter(at time.Time) int {
 	w.mu.Lock()
