@@ -52,7 +52,9 @@ func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
 
 // choose picks the next cycle's keys with the phase's key distribution — a lock set's
 // distinct, so that sets overlap where the distribution makes keys hot, as real
-// multi-resource updates do — and whether it reads.
+// multi-resource updates do — and whether it reads. A set is taken in the keys' order, as a
+// careful multi-resource update takes it: sets listing shared keys in opposite orders
+// stall each other (multilock gives its set back after a round and livelocks).
 func (p *phase) choose(w *worker) {
 	w.held = append(w.held[:0], w.pick())
 	for len(w.held) < cap(w.held) {
@@ -66,6 +68,7 @@ func (p *phase) choose(w *worker) {
 		}
 		w.held = append(w.held, k)
 	}
+	slices.Sort(w.held)
 	for i, k := range w.held {
 		w.names[i] = p.state[k].key
 	}
