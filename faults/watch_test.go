@@ -97,7 +97,7 @@ func (w *watch) get(t *testing.T, fault, what string) mark {
 	t.Helper()
 	m, ok := w.find(fault, what)
 	if !ok {
-		t.Fatalf("no event of %q saying %q; events: %v", fault, what, w.marks)
+		t.Fatalf("no event of %q saying %q", fault, what)
 	}
 	return m
 }
@@ -116,20 +116,6 @@ func (w *watch) recovered(fault, applied, lifted string) bool {
 	a, ok := w.find(fault, applied)
 	l, ok2 := w.find(fault, lifted)
 	return ok && ok2 && w.entered.Load() >= l.entered+2*span(a)
-}
-
-// seen reports whether every (fault, what) pair has been reported, and n acquires made
-// after the last of them.
-func (w *watch) seen(n uint64, events ...[2]string) bool {
-	var last uint64
-	for _, e := range events {
-		m, ok := w.find(e[0], e[1])
-		if !ok {
-			return false
-		}
-		last = max(last, m.entered)
-	}
-	return w.entered.Load() >= last+n
 }
 
 // overlapsSoFar is how many overlaps the oracle saw in the window, as of its last report.
@@ -251,7 +237,11 @@ wait:
 		select {
 		case got = <-out:
 			if got.err == nil {
-				t.Fatalf("the phase ran its whole %s without the test seeing what it waits for; events %v", cfg.Duration, w.marks)
+				var events []report.Event
+				for _, m := range w.marks {
+					events = append(events, m.Event)
+				}
+				t.Fatalf("the phase ran its whole %s without the test seeing what it waits for; %d acquires, events %v", cfg.Duration, w.entered.Load(), events)
 			}
 			break wait
 		case now := <-poll.C:
