@@ -222,12 +222,12 @@ func TestCrashBetween(t *testing.T) {
 	}
 }
 
-// Seed 000 trusts client clocks. Half the workers read a clock 1s ahead, more than the 600ms
-// ttl (long enough that no holder on a loaded machine outlives it by being descheduled: at
-// 300ms CI saw setnx-stale overlap without any skew):
+// Seed 000 trusts client clocks. Half the workers read a clock 5s ahead, more than the 3s
+// ttl (which no holder of 200ms outlives by being descheduled, even on a busy machine: at
+// 600ms one CI run saw setnx-stale overlap without any skew doing it):
 //   - getset: a skewed client judges every lock an unskewed one holds stale (now - then =
-//     1s > ttl) and takes it over while its holder is inside — every such takeover is an
-//     overlap, hundreds per second.
+//     5s > ttl) and takes it over while its holder is inside — every such takeover is an
+//     overlap, dozens per run.
 //   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
 //     the live lock stale and, as the seed's do-while does, retries at once without pausing,
 //     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
@@ -235,13 +235,14 @@ func TestCrashBetween(t *testing.T) {
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
-	fault := "clock-skew:fraction=0.5,offset=1s"
+	fault := "clock-skew:fraction=0.5,offset=5s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 600*time.Millisecond, hold("50ms"), faults
-			// Losers pause 50ms (a hold) between attempts, the seed's loop sleeping; a skewed one skips
-			// the pause. Far above a round trip even on a loaded machine, so the spin shows.
-			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 50 * time.Millisecond}
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 3*time.Second, hold("200ms"), faults
+			// Losers pause 200ms (a hold) between attempts, the seed's loop sleeping; a skewed
+			// one skips the pause. Far above a round trip even on a busy machine (20ms), so the
+			// spin shows.
+			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 200 * time.Millisecond}
 		}
 	}
 	rs := b.run(t, config(1500*time.Millisecond,
@@ -251,7 +252,7 @@ func TestClockSkew(t *testing.T) {
 	))
 	getset, stale, calm := rs[0], rs[1], rs[2]
 	for _, r := range rs[:2] {
-		e := event(t, r, fault, "workers read a clock 1s off")
+		e := event(t, r, fault, "workers read a clock 5s off")
 		if want := "10 of 20 workers"; !strings.HasPrefix(e.What, want) {
 			t.Errorf("%s: %q, want it to say %q", r.Strategy, e.What, want)
 		}
@@ -260,7 +261,7 @@ func TestClockSkew(t *testing.T) {
 		}
 	}
 	if getset.Safety.Overlaps == 0 || !strings.HasPrefix(getset.Verdict, "UNSAFE") {
-		t.Errorf("getset with half the clocks 1s ahead: verdict %q; want UNSAFE (skewed clients take over live locks)", getset.Verdict)
+		t.Errorf("getset with half the clocks 5s ahead: verdict %q; want UNSAFE (skewed clients take over live locks)", getset.Verdict)
 	}
 	if stale.Safety.Overlaps != 0 || calm.Safety.Overlaps != 0 {
 		t.Errorf("setnx-stale: %d overlaps skewed, %d in sync; SET NX guards it either way", stale.Safety.Overlaps, calm.Safety.Overlaps)
@@ -269,8 +270,9 @@ func TestClockSkew(t *testing.T) {
 		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
 	}
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
-	// pauses 50ms between attempts. Measured 11x; 2x leaves room for round trips of several
-	// milliseconds on a loaded machine (pausing 20ms, six busy threads on two cores: 1.5x).
+	// pauses a hold between attempts. With 50ms holds a busy machine's round trips of
+	// several milliseconds brought the ratio from 11x down to 1.6x; a hold of 200ms leaves
+	// ten round trips of 20ms in it.
 	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
 	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
 	if ratio < 2 {
