@@ -42,8 +42,8 @@ func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
 }
 
 // runBinaryJSON is runJSON through the lockbench binary (built without -race): for runs of
-// thousands of goroutines, where the race detector's cost would be most of the test's
-// time, and for the runs that reconnect ZooKeeper sessions holding watches, where go-zookeeper v1.0.4 races
+// thousands of goroutines, and runs whose faults must land on time (pauses against a ttl),
+// where the race detector's cost would be most of a busy machine's time; and for the runs that reconnect ZooKeeper sessions holding watches, where go-zookeeper v1.0.4 races
 // with itself (conn.go:614 against conn.go:849; go-zookeeper/zk#35, never merged) and the
 // race detector would fail the test for the library's fault, not lockbench's.
 func runBinaryJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
@@ -601,7 +601,7 @@ func TestE2EProfilePhaseOverridesItsTopLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	holds := func(args ...string) []int64 {
-		s, code, stderr := runJSON(t, append([]string{"run", "--profile", path, "--duration", "400ms", "--warmup", "0"}, args...)...)
+		s, code, stderr := runBinaryJSON(t, append([]string{"run", "--profile", path, "--duration", "1s", "--warmup", "0"}, args...)...)
 		if s == nil {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -752,7 +752,7 @@ func TestE2EPitfallsRedlockRestartIsUnsafe(t *testing.T) {
 	if !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "restart=") }) {
 		t.Fatalf("the phase restarts no node: %q", args)
 	}
-	s, code, stderr := runJSON(t, append(args, "--duration", "3s")...)
+	s, code, stderr := runBinaryJSON(t, append(args, "--duration", "3s")...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -771,7 +771,7 @@ func TestE2EPitfallsGetDelMisdeletes(t *testing.T) {
 		strategy   string
 		misdeletes bool
 	}{{"get-del", true}, {"token", false}} {
-		s, code, stderr := runJSON(t, append(pitfallsPhase(t, tt.strategy, "release-pause"), "--duration", "2s", "--warmup", "0")...)
+		s, code, stderr := runBinaryJSON(t, append(pitfallsPhase(t, tt.strategy, "release-pause"), "--duration", "2s", "--warmup", "0")...)
 		if s == nil {
 			t.Fatalf("%s: exit %d: %s", tt.strategy, code, stderr)
 		}
