@@ -106,9 +106,17 @@ func (w *watch) get(t *testing.T, fault, what string) mark {
 // caches), and the fewest it is measured over.
 const ramp = 50
 
-// span is how many acquires a rate after a fault is measured over: a quarter of those made
-// before applied, so that it spans a fair part of a second on any machine.
-func span(applied mark) uint64 { return max(ramp, applied.entered/4) }
+// span is how many acquires a rate after a fault is measured over: half of those made
+// before applied, so that at the same pace it spans about as long as the rate before
+// (other work on the machine swings a second's rate threefold; a long span evens it out).
+func span(applied mark) uint64 { return max(ramp, applied.entered/2) }
+
+// recovering is the least share of the rate before a fault that the rate after it must
+// reach. Not a quarter: the rates before and after are taken seconds apart, and a busy
+// machine's other work made them differ fourfold (52/s after the kills, 213/s before, with
+// redlock going on as it should). An eighth still tells a service that came back from one
+// that did not (0) or that crawls.
+const recovering = 1.0 / 8
 
 // recovered reports whether the fault's applied and lifted events have both been reported,
 // and twice span(applied) acquires made after lifted: enough for rateAfter.
