@@ -161,7 +161,7 @@ func (c *Config) Phase(strategy string) Phase {
 	return Phase{
 		Strategy: strategy, Workers: c.Workers, Rate: c.Rate, MaxInflight: c.MaxInflight, Keys: c.Keys,
 		Hold: c.Hold, TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait, Faults: slices.Clone(c.Faults),
-		ReadRatio: c.ReadRatio, Permits: c.Permits, LockSet: c.LockSet,
+		ReadRatio: c.ReadRatio, Permits: orOne(c.Permits), LockSet: orOne(c.LockSet),
 		waitReplicas: c.WaitReplicas,
 	}
 }
@@ -292,7 +292,7 @@ func (ph *Phase) validateCapacity() error {
 	info, _ := strategies.Lookup(ph.Strategy)
 	only := func(field, value, kind, what string) error {
 		return &ConfigError{Field: field, Value: value, Reason: fmt.Sprintf("%s; %s does not take it; valid for: %s",
-			what, ph.Strategy, strings.Join(capacityStrategies(kind), ", "))}
+			what, ph.Strategy, strings.Join(CapacityStrategies(kind), ", "))}
 	}
 	ratio := strconv.FormatFloat(ph.ReadRatio, 'g', -1, 64)
 	switch {
@@ -315,8 +315,9 @@ func (ph *Phase) validateCapacity() error {
 	return nil
 }
 
-// capacityStrategies are the registered strategies of capacity kind.
-func capacityStrategies(kind string) []string {
+// CapacityStrategies are the registered strategies of capacity kind (strategies.Info.Capacity),
+// which take the settings only such locks have.
+func CapacityStrategies(kind string) []string {
 	var out []string
 	for _, n := range strategies.Names() {
 		if info, _ := strategies.Lookup(n); info.Capacity == kind {
@@ -509,6 +510,14 @@ func (c *Config) Report() report.Config {
 		Permits:          omitOne(c.Permits),
 		LockSet:          omitOne(c.LockSet),
 	}
+}
+
+// orOne is n, or its default 1 when unset (0).
+func orOne(n int) int {
+	if n == 0 {
+		return 1
+	}
+	return n
 }
 
 // omitOne is n for the report, 0 (omitted) at its default of 1.
