@@ -50,7 +50,9 @@ func TestRedlockSplitVoteDelaysTheRetryUnderEveryWaitPolicy(t *testing.T) {
 			func(d time.Duration) time.Duration { return d + time.Millisecond }},
 	} {
 		t.Run(tc.wait.String(), func(t *testing.T) {
-			s, err := New("redlock", Options{Nodes: nodes, Wait: tc.wait})
+			// A node timing out would make the round a refusal, not a split: the default
+			// (ttl/20, 500ms here) is within reach of a busy machine.
+			s, err := New("redlock", Options{Nodes: nodes, Wait: tc.wait, NodeTimeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
