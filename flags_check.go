@@ -15,8 +15,8 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -234,7 +234,7 @@ func (m *maxErrors) exceeded(results []report.Result) string {
 
 // checkReplicas refuses --wait-replicas N on a target whose masters have fewer than N
 // replicas: every acquire would wait for confirmations that cannot come, and time out.
-func checkReplicas(ctx context.Context, cfg *workload.Config, conn *target.Conn) error {
+func checkReplicas(ctx context.Context, cfg *workload.Config, conn *redis.Conn) error {
 	if cfg.WaitReplicas == 0 || conn.Mode == noRedis {
 		return nil
 	}
@@ -250,18 +250,18 @@ func checkReplicas(ctx context.Context, cfg *workload.Config, conn *target.Conn)
 }
 
 // replicas is the fewest connected replicas any master of the target has.
-func replicas(ctx context.Context, conn *target.Conn) (int, error) {
+func replicas(ctx context.Context, conn *redis.Conn) (int, error) {
 	if conn.Mode == "embedded" {
 		return 0, nil
 	}
 	fewest := -1
-	for _, n := range target.Nodes(conn.Client) {
+	for _, n := range redis.Nodes(conn.Client) {
 		info, err := n.Client.Do(ctx, n.Client.B().Info().Section("replication").Build()).ToString()
 		if err != nil {
 			return 0, err
 		}
-		count, _ := strconv.Atoi(target.InfoField(info, "connected_slaves"))
-		if target.InfoField(info, "role") == "master" && (fewest < 0 || count < fewest) {
+		count, _ := strconv.Atoi(redis.InfoField(info, "connected_slaves"))
+		if redis.InfoField(info, "role") == "master" && (fewest < 0 || count < fewest) {
 			fewest = count
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -197,7 +197,7 @@ func (f *loadFlags) writeMemProfile() error {
 func (l *launch) summary(f *loadFlags, kind string) *report.Summary {
 	s := l.s
 	if s == nil {
-		s = &session{conn: &target.Conn{}, plan: &faults.Plan{}, svc: l.svc}
+		s = &session{conn: &redis.Conn{}, plan: &faults.Plan{}, svc: l.svc}
 	}
 	return f.summary(kind, &l.cfg, l.prof, s)
 }
@@ -222,7 +222,7 @@ func (f *loadFlags) complete(l *launch, sum *report.Summary, runErr error, stdou
 
 // session is a connected target with what the fault layer needs.
 type session struct {
-	conn    *target.Conn
+	conn    *redis.Conn
 	plan    *faults.Plan
 	proxies *faults.Proxies
 	nodes   *faults.Nodes
@@ -243,7 +243,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	need := ""
 	for _, ph := range cfg.Phases {
 		if info, _ := strategies.Lookup(ph.Strategy); info.MultiNode {
-			need = target.Redlock
+			need = redis.Redlock
 		}
 	}
 	spec, err := f.connFlags.spec(need)
@@ -254,7 +254,7 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	if !f.needsRedis(cfg) {
 		// Every phase runs on etcd, ZooKeeper or PostgreSQL, and nothing else asks for
 		// Redis: spawn none (the services keep their own cost and cleanup).
-		s.conn = &target.Conn{Mode: noRedis}
+		s.conn = &redis.Conn{Mode: noRedis}
 		s.nodes = faults.NewNodes(nil, nil)
 		if plan.NeedsProxy() {
 			s.proxies = faults.NewProxies() // the services' latency and partition faults
@@ -279,10 +279,10 @@ func (f *loadFlags) open(ctx context.Context, cfg *workload.Config, plan *faults
 	if failovers > 0 {
 		spec.ReplicationVia = s.proxies.Replication
 		if spec.Topology == "" && spec.Need == "" {
-			spec.Topology = target.Sentinel // the only topology a failover can happen in
+			spec.Topology = redis.Sentinel // the only topology a failover can happen in
 		}
 	}
-	conn, err := target.Open(ctx, spec)
+	conn, err := redis.Open(ctx, spec)
 	if err != nil {
 		if s.proxies != nil {
 			s.proxies.Close()

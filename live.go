@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/live"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // liveFlags are the live-export flags of every load command.
@@ -121,7 +121,7 @@ func (e *liveExports) sampleRedis(ctx context.Context, s *session) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		live.SampleRedis(ctx, func() []target.Node { return target.Nodes(clients...) }, time.Second, e.metrics.AddRedisCommands)
+		live.SampleRedis(ctx, func() []redis.Node { return redis.Nodes(clients...) }, time.Second, e.metrics.AddRedisCommands)
 	}()
 	e.stopSampling = func() { cancel(); <-done }
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
 // Redis is the Redis server(s) a run drives strategies against: the first Backend. The clients
@@ -20,7 +20,7 @@ type Redis struct {
 	Client rueidis.Client
 	// Nodes are independent masters for redlock; without them redlock is refused.
 	Nodes []rueidis.Client
-	// Connect and NodeConnect are how Client and Nodes were made (target.Conn's
+	// Connect and NodeConnect are how Client and Nodes were made (redis.Conn's
 	// ClientOption and NodeOptions), for the library adapters that dial on their own.
 	Connect     rueidis.ClientOption
 	NodeConnect []rueidis.ClientOption
@@ -40,9 +40,9 @@ func (t Redis) Configure(o *strategies.Options) {
 // any other on every server behind Client (a cluster's every node).
 func (t Redis) Scope(info strategies.Info, prefix string) Scope {
 	if info.MultiNode {
-		return redisScope{prefix: prefix, nodes: target.Nodes(t.Nodes...)}
+		return redisScope{prefix: prefix, nodes: redis.Nodes(t.Nodes...)}
 	}
-	return redisScope{prefix: prefix, nodes: target.Nodes(t.Client)}
+	return redisScope{prefix: prefix, nodes: redis.Nodes(t.Client)}
 }
 
 // Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.
@@ -91,7 +91,7 @@ func (t Redis) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 // redisScope is a phase's servers, fixed when the phase is built, and its key prefix.
 type redisScope struct {
 	prefix string
-	nodes  []target.Node
+	nodes  []redis.Node
 }
 
 // errServersChanged is the cost note of a phase whose servers were restarted or replaced.
@@ -100,32 +100,32 @@ var errServersChanged = errors.New("the servers changed during the phase (a fail
 // StartCost snapshots INFO on every server at once, before and after. The cost counts the
 // masters only (a replica re-runs what its master ran), without lockbench's own INFO calls.
 func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (Cost, error), error) {
-	before, err := target.Snapshot(ctx, s.nodes)
+	before, err := redis.Snapshot(ctx, s.nodes)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (Cost, error) {
-		after, err := target.Snapshot(ctx, s.nodes)
+		after, err := redis.Snapshot(ctx, s.nodes)
 		if err != nil {
 			return Cost{}, err
 		}
 		if !sameServers(before, after) {
 			return Cost{}, errServersChanged
 		}
-		var b, a []target.ServerStats
+		var b, a []redis.ServerStats
 		for i := range min(len(before), len(after)) {
 			if before[i].Role == "master" {
 				b, a = append(b, before[i]), append(a, after[i])
 			}
 		}
-		c := target.CostBetween(b, a)
+		c := redis.CostBetween(b, a)
 		return Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
 	}, nil
 }
 
 // sameServers reports whether two snapshots are of the same server processes: INFO
 // counters of a restarted or replaced server cannot be subtracted.
-func sameServers(a, b []target.ServerStats) bool {
+func sameServers(a, b []redis.ServerStats) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name etcd strategies give in strategies.Info.Service.
@@ -150,8 +150,8 @@ func (c *Conn) Close() {
 	c.dir = ""
 }
 
-// Redact replaces the password of an address with *** (see target.Redact).
-func Redact(s string) string { return target.Redact(s) }
+// Redact replaces the password of an address with *** (see redis.Redact).
+func Redact(s string) string { return redis.Redact(s) }
 
 // AddrError is an address lockbench cannot parse: a usage error (exit 2). Value has its
 // password replaced by ***.

@@ -24,7 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name pg-advisory gives in strategies.Info.Service.
@@ -179,7 +179,7 @@ func (c *Conn) Close() {
 // Redact replaces the password of an address with ***, in its user part and in a
 // password= parameter.
 func Redact(s string) string {
-	s = target.Redact(s)
+	s = redis.Redact(s)
 	if i := strings.Index(s, "password="); i >= 0 {
 		j := strings.IndexAny(s[i:], "& ")
 		if j < 0 {

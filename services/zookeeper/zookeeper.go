@@ -24,7 +24,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name zk-lock gives in strategies.Info.Service.
@@ -210,8 +210,8 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	return b.String(), nil
 }
 
-// Redact replaces the password of an address with *** (see target.Redact).
-func Redact(s string) string { return target.Redact(s) }
+// Redact replaces the password of an address with *** (see redis.Redact).
+func Redact(s string) string { return redis.Redact(s) }
 
 // silent is the go-zookeeper logger lockbench gives it: the client logs every reconnect,
 // which a lease-expiry fault provokes by the dozen.

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"github.com/lockbench/lockbench/target"
+	redisservice "github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -105,7 +105,7 @@ func TestFiguresAgreeWithDirectUse(t *testing.T) {
 // drive runs the direct program: workers goroutines lock one key, hold it 1ms (spinning, as
 // the engine's holds end), unlock, and go again, for a warm-up and then window. It returns
 // the acquires per second and the Redis commands per acquire of the window.
-func drive(t *testing.T, conn *target.Conn, name string, workers int, window, ttl time.Duration) (rate, cmdsPerAcq float64) {
+func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, window, ttl time.Duration) (rate, cmdsPerAcq float64) {
 	t.Helper()
 	d := newDirect(t, name, conn.Addrs[0], ttl)
 	defer d.close()
@@ -131,14 +131,14 @@ func drive(t *testing.T, conn *target.Conn, name string, workers int, window, tt
 		})
 	}
 	time.Sleep(300 * time.Millisecond) // the run's warm-up
-	nodes := target.Nodes(conn.Client)
-	before, err := target.Snapshot(ctx, nodes)
+	nodes := redisservice.Nodes(conn.Client)
+	before, err := redisservice.Snapshot(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n0, t0 := acquired.Load(), time.Now()
 	time.Sleep(window)
-	after, err := target.Snapshot(ctx, nodes)
+	after, err := redisservice.Snapshot(ctx, nodes)
 	n1, t1 := acquired.Load(), time.Now()
 	stop()
 	wg.Wait()
@@ -149,5 +149,5 @@ func drive(t *testing.T, conn *target.Conn, name string, workers int, window, tt
 	if n == 0 {
 		t.Fatalf("direct %s: nothing acquired", name)
 	}
-	return n / t1.Sub(t0).Seconds(), float64(target.CostBetween(before, after).Commands) / n
+	return n / t1.Sub(t0).Seconds(), float64(redisservice.CostBetween(before, after).Commands) / n
 }

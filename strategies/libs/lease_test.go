@@ -11,8 +11,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
 // Each adapter takes a free lock, refuses it to another owner while held (redislock at
@@ -77,7 +77,7 @@ func TestAcquireRelease(t *testing.T) {
 }
 
 // wipe deletes a lock's keys on every server, as an expiry would.
-func wipe(t *testing.T, conn *target.Conn, name, key string) {
+func wipe(t *testing.T, conn *redis.Conn, name, key string) {
 	t.Helper()
 	keys := []string{key}
 	if isRueidislock(name) {
@@ -217,7 +217,7 @@ func isRueidislock(name string) bool { return strings.HasPrefix(name, "rueidislo
 // default client options, ran about 70,000 a second).
 func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	conn := spawn(t, "single")
-	nodes := target.Nodes(conn.Client)
+	nodes := redis.Nodes(conn.Client)
 	cmds := map[string]uint64{}
 	for _, name := range []string{"rueidislock", "rueidislock-readme"} {
 		s := build(t, conn, name, strategies.Options{TTL: 600 * time.Millisecond})
@@ -226,19 +226,19 @@ func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(400 * time.Millisecond) // past the first renewal
-		before, err := target.Snapshot(context.Background(), nodes)
+		before, err := redis.Snapshot(context.Background(), nodes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond)
-		after, err := target.Snapshot(context.Background(), nodes)
+		after, err := redis.Snapshot(context.Background(), nodes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Release(context.Background()); err != nil {
 			t.Fatalf("%s: release: %v", name, err)
 		}
-		cmds[name] = target.CostBetween(before, after).Commands
+		cmds[name] = redis.CostBetween(before, after).Commands
 		t.Logf("%s: %d commands in 500ms of one idle hold, %d renewals", name, cmds[name], s.Stats().Renewals)
 	}
 	if cmds["rueidislock"] < 20*max(cmds["rueidislock-readme"], 1) {

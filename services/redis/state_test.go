@@ -1,4 +1,4 @@
-package target_test
+package redis_test
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // upSingle starts a single `target up` server recorded in a state file of the test's own,
 // and kills it by pid when t ends, whatever the state file says by then.
-func upSingle(t *testing.T) (string, *target.State) {
+func upSingle(t *testing.T) (string, *redis.State) {
 	t.Helper()
 	statePath := filepath.Join(t.TempDir(), "state.json")
-	st, err := target.Up(context.Background(), target.Single, statePath)
+	st, err := redis.Up(context.Background(), redis.Single, statePath)
 	if err != nil {
 		t.Fatalf("Up: %v", err)
 	}
@@ -40,7 +40,7 @@ func upSingle(t *testing.T) (string, *target.State) {
 // wantStateError fails t unless err is a usage error (exit 2) on statePath containing why.
 func wantStateError(t *testing.T, op string, err error, statePath, why string) {
 	t.Helper()
-	var se *target.StateError
+	var se *redis.StateError
 	var ec interface{ ExitCode() int }
 	if !errors.As(err, &se) || !errors.As(err, &ec) || ec.ExitCode() != 2 ||
 		!strings.Contains(err.Error(), statePath) || !strings.Contains(err.Error(), why) {
@@ -78,12 +78,12 @@ func TestStateFileOthersCouldWriteIsRefused(t *testing.T) {
 		if err := os.Chown(statePath, c.uid, -1); err != nil {
 			t.Fatal(err)
 		}
-		_, err := target.Open(context.Background(), target.Spec{StatePath: statePath})
+		_, err := redis.Open(context.Background(), redis.Spec{StatePath: statePath})
 		wantStateError(t, c.name+": Open", err, statePath, c.why)
-		wantStateError(t, c.name+": Down", target.Down(statePath), statePath, c.why)
-		_, _, err = target.Status(statePath)
+		wantStateError(t, c.name+": Down", redis.Down(statePath), statePath, c.why)
+		_, _, err = redis.Status(statePath)
 		wantStateError(t, c.name+": Status", err, statePath, c.why)
-		_, err = target.Up(context.Background(), target.Single, statePath)
+		_, err = redis.Up(context.Background(), redis.Single, statePath)
 		wantStateError(t, c.name+": Up", err, statePath, c.why)
 		if gone(st.Pids[0]) {
 			t.Fatalf("%s: the server was killed", c.name)
@@ -99,7 +99,7 @@ func TestStateFileOthersCouldWriteIsRefused(t *testing.T) {
 	if err := os.Chmod(statePath, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := target.Down(statePath); err != nil {
+	if err := redis.Down(statePath); err != nil {
 		t.Fatalf("Down once the file is the user's alone: %v", err)
 	}
 	requireGone(t, st.Pids, 0)
@@ -146,10 +146,10 @@ func TestDownKillsOnlyTheServerUpStarted(t *testing.T) {
 		if err := os.WriteFile(statePath, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, nodes, err := target.Status(statePath); err != nil || nodes[0].Alive {
+		if _, nodes, err := redis.Status(statePath); err != nil || nodes[0].Alive {
 			t.Fatalf("Status with %s's pid recorded: %+v, %v; want not alive", o.name, nodes, err)
 		}
-		err := target.Down(statePath)
+		err := redis.Down(statePath)
 		if err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(o.pid)+" not killed") || !strings.Contains(err.Error(), o.why) {
 			t.Fatalf("Down with %s's pid recorded: want a refusal saying %q, got %v", o.name, o.why, err)
 		}
@@ -164,7 +164,7 @@ func TestDownKillsOnlyTheServerUpStarted(t *testing.T) {
 	if err := os.WriteFile(statePath, original, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := target.Down(statePath); err != nil {
+	if err := redis.Down(statePath); err != nil {
 		t.Fatalf("Down of the real server: %v", err)
 	}
 	requireGone(t, st.Pids, 0)
@@ -178,48 +178,48 @@ func TestDefaultStatePath(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
 	want := filepath.Join(home, ".local", "state", "lockbench", "target.json")
-	if got := target.DefaultStatePath(); got != want {
+	if got := redis.DefaultStatePath(); got != want {
 		t.Fatalf("DefaultStatePath() without XDG_STATE_HOME = %s, want %s", got, want)
 	}
 	t.Setenv("XDG_STATE_HOME", "relative/state") // invalid by the XDG spec: ignored
-	if got := target.DefaultStatePath(); got != want {
+	if got := redis.DefaultStatePath(); got != want {
 		t.Fatalf("DefaultStatePath() with a relative XDG_STATE_HOME = %s, want %s", got, want)
 	}
 	if runtime.GOOS == "linux" { // os.UserCacheDir reads XDG_CACHE_HOME here
 		cache := t.TempDir()
 		t.Setenv("HOME", "")
 		t.Setenv("XDG_CACHE_HOME", cache)
-		if got, want := target.DefaultStatePath(), filepath.Join(cache, "lockbench", "target.json"); got != want {
+		if got, want := redis.DefaultStatePath(), filepath.Join(cache, "lockbench", "target.json"); got != want {
 			t.Fatalf("DefaultStatePath() without a home = %s, want %s", got, want)
 		}
 		t.Setenv("XDG_CACHE_HOME", "")
-		if got := target.DefaultStatePath(); got != "" {
+		if got := redis.DefaultStatePath(); got != "" {
 			t.Fatalf("DefaultStatePath() with no directory of the user's = %s, want \"\"", got)
 		}
-		var se *target.StateError
-		if err := target.Down(""); !errors.As(err, &se) || !strings.Contains(err.Error(), "--state") {
+		var se *redis.StateError
+		if err := redis.Down(""); !errors.As(err, &se) || !strings.Contains(err.Error(), "--state") {
 			t.Fatalf("Down with no directory for the state file: want a *StateError hinting --state, got %v", err)
 		}
 		t.Setenv("HOME", home)
 	}
 	t.Setenv("XDG_STATE_HOME", xdg)
 	want = filepath.Join(xdg, "lockbench", "target.json")
-	if got := target.DefaultStatePath(); got != want {
+	if got := redis.DefaultStatePath(); got != want {
 		t.Fatalf("DefaultStatePath() = %s, want %s", got, want)
 	}
 
 	redistest.Require(t)
-	st, err := target.Up(context.Background(), "", "")
+	st, err := redis.Up(context.Background(), "", "")
 	if err != nil {
 		t.Fatalf("Up: %v", err)
 	}
-	t.Cleanup(func() { _ = target.Down(want) })
+	t.Cleanup(func() { _ = redis.Down(want) })
 	for path, mode := range map[string]os.FileMode{filepath.Dir(want): 0o700 | os.ModeDir, want: 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode() != mode {
 			t.Fatalf("%s after Up: %v, %v; want mode %v", path, fi.Mode(), err, mode)
 		}
 	}
-	c, err := target.Open(context.Background(), target.Spec{}) // as a run without --state
+	c, err := redis.Open(context.Background(), redis.Spec{}) // as a run without --state
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -227,7 +227,7 @@ func TestDefaultStatePath(t *testing.T) {
 		t.Fatalf("Open found %s %v, want the `target up` servers %v", c.Mode, c.Addrs, st.Addrs)
 	}
 	c.Close()
-	if err := target.Down(""); err != nil {
+	if err := redis.Down(""); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, st.Pids, 0)

@@ -1,6 +1,6 @@
 // Package target is how lockbench reaches Redis: external servers, or redis-server
 // processes it spawns on free loopback ports and always stops again.
-package target
+package redis
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package target_test
+package redis_test
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // The test binary doubles as the helper process of the signal and `target up` tests: the
@@ -52,7 +52,7 @@ func helper(mode string) int {
 	case "open": // as `lockbench run` does: Close on SIGINT/SIGTERM
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		conn, err := target.Open(ctx, target.Spec{Topology: topology, StatePath: statePath})
+		conn, err := redis.Open(ctx, redis.Spec{Topology: topology, StatePath: statePath})
 		if err != nil {
 			_ = out.Encode(helperReport{Error: err.Error()})
 			return 1
@@ -66,7 +66,7 @@ func helper(mode string) int {
 	case "fail": // Open gives up half-way through a cluster's startup
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		conn, err := target.Open(ctx, target.Spec{Topology: target.Cluster, StatePath: statePath})
+		conn, err := redis.Open(ctx, redis.Spec{Topology: redis.Cluster, StatePath: statePath})
 		if err == nil {
 			conn.Close()
 			_ = out.Encode(helperReport{Error: "Open succeeded within 300ms"})
@@ -75,7 +75,7 @@ func helper(mode string) int {
 		_ = out.Encode(helperReport{Error: err.Error(), Children: redisChildren(os.Getpid())})
 		return 0
 	case "up": // as `lockbench target up` does: start and exit
-		st, err := target.Up(context.Background(), topology, statePath)
+		st, err := redis.Up(context.Background(), topology, statePath)
 		if err != nil {
 			_ = out.Encode(helperReport{Error: err.Error()})
 			return 1
@@ -112,7 +112,7 @@ func startHelper(t *testing.T, mode, topology, statePath string) (*exec.Cmd, hel
 }
 
 // pids lists every spawned process of conn.
-func pids(c *target.Conn) []int {
+func pids(c *redis.Conn) []int {
 	var out []int
 	for _, s := range append(slices.Clone(c.Servers), c.Sentinels...) {
 		out = append(out, s.Pid())
@@ -123,7 +123,7 @@ func pids(c *target.Conn) []int {
 // gone reports whether pid no longer runs: no such process, or a zombie (it holds no port
 // any more; its parent reaps it).
 func gone(pid int) bool {
-	s := target.ProcessState(pid)
+	s := redis.ProcessState(pid)
 	return s == 0 || s == 'Z'
 }
 
@@ -164,7 +164,7 @@ func redisChildren(ppid int) int {
 	return n
 }
 
-func open(t *testing.T, s target.Spec) *target.Conn {
+func open(t *testing.T, s redis.Spec) *redis.Conn {
 	t.Helper()
 	if s.StatePath == "" {
 		s.StatePath = filepath.Join(t.TempDir(), "none.json") // never a `target up` of another test
@@ -172,7 +172,7 @@ func open(t *testing.T, s target.Spec) *target.Conn {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	c, err := target.Open(ctx, s)
+	c, err := redis.Open(ctx, s)
 	if err != nil {
 		t.Fatalf("Open(%+v): %v", s, err)
 	}
@@ -183,7 +183,7 @@ func open(t *testing.T, s target.Spec) *target.Conn {
 
 func plainClient(t *testing.T, addr string) rueidis.Client {
 	t.Helper()
-	opt := target.ClientOption(addr)
+	opt := redis.ClientOption(addr)
 	opt.ForceSingleClient = true
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
@@ -212,13 +212,13 @@ func setGet(t *testing.T, c rueidis.Client, key string) {
 
 func TestSpawnedTopologies(t *testing.T) {
 	redistest.Require(t)
-	checks := map[string]func(t *testing.T, c *target.Conn){
-		target.Single: func(t *testing.T, c *target.Conn) {
+	checks := map[string]func(t *testing.T, c *redis.Conn){
+		redis.Single: func(t *testing.T, c *redis.Conn) {
 			if len(c.Servers) != 1 || len(c.Addrs) != 1 || c.Nodes != nil || c.Client.Mode() != rueidis.ClientModeStandalone {
 				t.Fatalf("single: %d servers, addrs %v, %d nodes, mode %s", len(c.Servers), c.Addrs, len(c.Nodes), c.Client.Mode())
 			}
 		},
-		target.Redlock: func(t *testing.T, c *target.Conn) {
+		redis.Redlock: func(t *testing.T, c *redis.Conn) {
 			if len(c.Servers) != 5 || len(c.Nodes) != 5 || c.Client != c.Nodes[0] {
 				t.Fatalf("redlock: %d servers, %d nodes", len(c.Servers), len(c.Nodes))
 			}
@@ -240,14 +240,14 @@ func TestSpawnedTopologies(t *testing.T) {
 				t.Fatalf("a key set on master 0 exists on master 1: %d, %v", n, err)
 			}
 		},
-		target.Sentinel: func(t *testing.T, c *target.Conn) {
-			if len(c.Servers) != 2 || len(c.Sentinels) != 3 || len(c.SentinelAddrs) != 3 || c.MasterName != target.MasterName {
+		redis.Sentinel: func(t *testing.T, c *redis.Conn) {
+			if len(c.Servers) != 2 || len(c.Sentinels) != 3 || len(c.SentinelAddrs) != 3 || c.MasterName != redis.MasterName {
 				t.Fatalf("sentinel: %d servers, %d sentinels, master name %q", len(c.Servers), len(c.Sentinels), c.MasterName)
 			}
 			if c.Client.Mode() != rueidis.ClientModeSentinel {
 				t.Fatalf("client mode %s, want sentinel", c.Client.Mode())
 			}
-			if nodes := target.Nodes(c.Client); len(nodes) != 1 || nodes[0].Addr != c.Servers[0].Addr {
+			if nodes := redis.Nodes(c.Client); len(nodes) != 1 || nodes[0].Addr != c.Servers[0].Addr {
 				t.Fatalf("the client writes to %v, want the master %s", nodes, c.Servers[0].Addr)
 			}
 			setGet(t, c.Client, "replicated")
@@ -264,24 +264,24 @@ func TestSpawnedTopologies(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		},
-		target.Cluster: func(t *testing.T, c *target.Conn) {
+		redis.Cluster: func(t *testing.T, c *redis.Conn) {
 			if len(c.Servers) != 3 || c.Client.Mode() != rueidis.ClientModeCluster || len(c.Client.Nodes()) != 3 {
 				t.Fatalf("cluster: %d servers, mode %s, %d nodes", len(c.Servers), c.Client.Mode(), len(c.Client.Nodes()))
 			}
 			for i := range 30 {
 				setGet(t, c.Client, "k"+strconv.Itoa(i)) // 30 keys: every third of the slots gets some
 			}
-			for _, n := range target.Nodes(c.Client) {
+			for _, n := range redis.Nodes(c.Client) {
 				if k, err := do(t, n.Client, n.Client.B().Dbsize().Build()).AsInt64(); err != nil || k == 0 {
 					t.Fatalf("node %s holds %d keys (%v): the slots are not spread", n.Addr, k, err)
 				}
 			}
 		},
 	}
-	for _, topo := range target.Topologies() {
+	for _, topo := range redis.Topologies() {
 		t.Run(topo, func(t *testing.T) {
 			t.Parallel()
-			c := open(t, target.Spec{Topology: topo})
+			c := open(t, redis.Spec{Topology: topo})
 			if c.Mode != "spawned" || c.Topology != topo || c.RedisVersion == "" {
 				t.Fatalf("mode %q topology %q version %q", c.Mode, c.Topology, c.RedisVersion)
 			}
@@ -296,10 +296,10 @@ func TestSpawnedTopologies(t *testing.T) {
 			setGet(t, c.Client, "{lock:1}:owner")
 			checks[topo](t, c)
 			// The engine measures cost with INFO on every node.
-			nodes := target.Nodes(append([]rueidis.Client{c.Client}, c.Nodes...)...)
+			nodes := redis.Nodes(append([]rueidis.Client{c.Client}, c.Nodes...)...)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if st, err := target.Snapshot(ctx, nodes); err != nil || st[0].Commands == 0 {
+			if st, err := redis.Snapshot(ctx, nodes); err != nil || st[0].Commands == 0 {
 				t.Fatalf("Snapshot: %+v, %v", st, err)
 			}
 
@@ -316,7 +316,7 @@ func TestSpawnedTopologies(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
-	c := open(t, target.Spec{Topology: target.Sentinel})
+	c := open(t, redis.Spec{Topology: redis.Sentinel})
 	setGet(t, c.Client, "before")
 	// Replication is asynchronous: a write acknowledged just before the master dies may be
 	// lost. Wait until the replica has it.
@@ -334,7 +334,7 @@ func TestNoLeakAfterSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
-			cmd, r := startHelper(t, "open", target.Redlock, filepath.Join(t.TempDir(), "none.json"))
+			cmd, r := startHelper(t, "open", redis.Redlock, filepath.Join(t.TempDir(), "none.json"))
 			if r.Error != "" || len(r.Pids) != 5 {
 				t.Fatalf("helper: %+v", r)
 			}
@@ -355,7 +355,7 @@ func TestNoLeakAfterSignal(t *testing.T) {
 				if _, err := os.Stat(r.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("directory of a killed process: %v", err)
 				}
-				target.SweepTempDirs(filepath.Dir(r.Dir))
+				redis.SweepTempDirs(filepath.Dir(r.Dir))
 			}
 			if _, err := os.Stat(r.Dir); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("directory %s left behind: %v", r.Dir, err)
@@ -376,19 +376,19 @@ func TestUpStatusDown(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	statePath := filepath.Join(t.TempDir(), "state.json")
-	t.Cleanup(func() { _ = target.Down(statePath) })
+	t.Cleanup(func() { _ = redis.Down(statePath) })
 
 	// `target up` starts the servers and exits; they outlive it.
-	cmd, r := startHelper(t, "up", target.Redlock, statePath)
+	cmd, r := startHelper(t, "up", redis.Redlock, statePath)
 	if r.Error != "" || len(r.Pids) != 5 {
 		t.Fatalf("up: %+v", r)
 	}
 	_ = cmd.Wait()
-	st, nodes, err := target.Status(statePath)
+	st, nodes, err := redis.Status(statePath)
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	if st.Stale || st.Topology != target.Redlock || len(nodes) != 5 || st.RedisVersion == "" || st.StartedAt.IsZero() {
+	if st.Stale || st.Topology != redis.Redlock || len(nodes) != 5 || st.RedisVersion == "" || st.StartedAt.IsZero() {
 		t.Fatalf("Status: %+v %+v", st, nodes)
 	}
 	for _, n := range nodes {
@@ -404,13 +404,13 @@ func TestUpStatusDown(t *testing.T) {
 	}
 
 	// A second up is refused and says how to stop the first.
-	if _, err := target.Up(context.Background(), target.Single, statePath); !errors.Is(err, target.ErrAlreadyUp) || !strings.Contains(err.Error(), "target down") {
+	if _, err := redis.Up(context.Background(), redis.Single, statePath); !errors.Is(err, redis.ErrAlreadyUp) || !strings.Contains(err.Error(), "target down") {
 		t.Fatalf("second Up: %v", err)
 	}
 
 	// Open uses it, and its Close leaves it running.
-	c := open(t, target.Spec{StatePath: statePath, Need: target.Redlock})
-	if c.Mode != "spawned" || c.Topology != target.Redlock || !slices.Equal(c.Addrs, st.Addrs) || len(c.Nodes) != 5 || c.Servers != nil {
+	c := open(t, redis.Spec{StatePath: statePath, Need: redis.Redlock})
+	if c.Mode != "spawned" || c.Topology != redis.Redlock || !slices.Equal(c.Addrs, st.Addrs) || len(c.Nodes) != 5 || c.Servers != nil {
 		t.Fatalf("Open on a `target up` state: %+v", c)
 	}
 	setGet(t, c.Client, "k")
@@ -421,12 +421,12 @@ func TestUpStatusDown(t *testing.T) {
 		}
 	}
 	// A topology the state cannot serve is a usage error.
-	var se *target.SpecError
-	if _, err := target.Open(context.Background(), target.Spec{StatePath: statePath, Topology: target.Cluster}); !errors.As(err, &se) {
+	var se *redis.SpecError
+	if _, err := redis.Open(context.Background(), redis.Spec{StatePath: statePath, Topology: redis.Cluster}); !errors.As(err, &se) {
 		t.Fatalf("Open --topology cluster against a redlock `target up`: %v", err)
 	}
 
-	if err := target.Down(statePath); err != nil {
+	if err := redis.Down(statePath); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, st.Pids, 0)
@@ -436,10 +436,10 @@ func TestUpStatusDown(t *testing.T) {
 	if _, err := os.Stat(st.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("servers' directory after Down: %v", err)
 	}
-	if _, _, err := target.Status(statePath); !errors.Is(err, target.ErrNotUp) {
+	if _, _, err := redis.Status(statePath); !errors.Is(err, redis.ErrNotUp) {
 		t.Fatalf("Status after Down: %v", err)
 	}
-	if err := target.Down(statePath); !errors.Is(err, target.ErrNotUp) {
+	if err := redis.Down(statePath); !errors.Is(err, redis.ErrNotUp) {
 		t.Fatalf("Down twice: %v", err)
 	}
 }
@@ -448,12 +448,12 @@ func TestStaleState(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	statePath := filepath.Join(t.TempDir(), "state.json")
-	t.Cleanup(func() { _ = target.Down(statePath) })
-	st, err := target.Up(context.Background(), "", statePath)
+	t.Cleanup(func() { _ = redis.Down(statePath) })
+	st, err := redis.Up(context.Background(), "", statePath)
 	if err != nil {
 		t.Fatalf("Up: %v", err)
 	}
-	if st.Topology != target.Single || len(st.Pids) != 1 {
+	if st.Topology != redis.Single || len(st.Pids) != 1 {
 		t.Fatalf("Up: %+v", st)
 	}
 	for _, pid := range st.Pids {
@@ -463,21 +463,21 @@ func TestStaleState(t *testing.T) {
 	}
 	requireGone(t, st.Pids, 3*time.Second)
 
-	st2, nodes, err := target.Status(statePath)
+	st2, nodes, err := redis.Status(statePath)
 	if err != nil || !st2.Stale || nodes[0].Alive || nodes[0].Answering {
 		t.Fatalf("Status of a stale state: %+v %+v %v", st2, nodes, err)
 	}
-	c := open(t, target.Spec{StatePath: statePath})
+	c := open(t, redis.Spec{StatePath: statePath})
 	if c.Mode != "spawned" || len(c.Servers) != 1 || !strings.Contains(c.Note, "stale") {
 		t.Fatalf("Open with a stale state file: mode %s, %d servers, note %q", c.Mode, len(c.Servers), c.Note)
 	}
 	setGet(t, c.Client, "k")
 	// Up replaces a stale state.
-	st3, err := target.Up(context.Background(), target.Single, statePath)
+	st3, err := redis.Up(context.Background(), redis.Single, statePath)
 	if err != nil {
 		t.Fatalf("Up over a stale state: %v", err)
 	}
-	if err := target.Down(statePath); err != nil {
+	if err := redis.Down(statePath); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, st3.Pids, 0)
@@ -505,33 +505,33 @@ func TestSpecErrors(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		spec  target.Spec
+		spec  redis.Spec
 		field string // of the *SpecError; "" = an *AddrError
 		want  string // in the message
 	}{
-		{"unknown topology", target.Spec{Topology: "nope"}, "topology", "valid: single, redlock, sentinel, cluster"},
-		{"cluster with --redis", target.Spec{Topology: target.Cluster, Redis: []string{single}}, "topology", "is a single server; an external target's topology is what it is"},
-		{"sentinel with --redis", target.Spec{Topology: target.Sentinel, Redis: []string{single}}, "topology", "--sentinel"},
-		{"redlock need, single external", target.Spec{Need: target.Redlock, Redis: []string{single}}, "redis", "pass several --redis addresses"},
-		{"redlock need, two external", target.Spec{Need: target.Redlock, Redis: two}, "redis", "odd number"},
-		{"redlock need, --topology single", target.Spec{Need: target.Redlock, Topology: target.Single}, "topology", "drop redlock from --strategy"},
-		{"same server twice", target.Spec{Redis: []string{single, "localhost:" + single[strings.LastIndexByte(single, ':')+1:]}}, "redis", "are the same server"},
-		{"duplicate address", target.Spec{Redis: []string{single, single, single}}, "redis", "twice"},
-		{"sentinel without master", target.Spec{Sentinels: []string{single}}, "master", "required with --sentinel"},
-		{"master without sentinel", target.Spec{Master: "m"}, "master", "--sentinel"},
-		{"redis and sentinel", target.Spec{Redis: []string{single}, Sentinels: []string{single}, Master: "m"}, "sentinel", "not both"},
-		{"bad address", target.Spec{Redis: []string{"localhost"}}, "", "host:port"},
+		{"unknown topology", redis.Spec{Topology: "nope"}, "topology", "valid: single, redlock, sentinel, cluster"},
+		{"cluster with --redis", redis.Spec{Topology: redis.Cluster, Redis: []string{single}}, "topology", "is a single server; an external target's topology is what it is"},
+		{"sentinel with --redis", redis.Spec{Topology: redis.Sentinel, Redis: []string{single}}, "topology", "--sentinel"},
+		{"redlock need, single external", redis.Spec{Need: redis.Redlock, Redis: []string{single}}, "redis", "pass several --redis addresses"},
+		{"redlock need, two external", redis.Spec{Need: redis.Redlock, Redis: two}, "redis", "odd number"},
+		{"redlock need, --topology single", redis.Spec{Need: redis.Redlock, Topology: redis.Single}, "topology", "drop redlock from --strategy"},
+		{"same server twice", redis.Spec{Redis: []string{single, "localhost:" + single[strings.LastIndexByte(single, ':')+1:]}}, "redis", "are the same server"},
+		{"duplicate address", redis.Spec{Redis: []string{single, single, single}}, "redis", "twice"},
+		{"sentinel without master", redis.Spec{Sentinels: []string{single}}, "master", "required with --sentinel"},
+		{"master without sentinel", redis.Spec{Master: "m"}, "master", "--sentinel"},
+		{"redis and sentinel", redis.Spec{Redis: []string{single}, Sentinels: []string{single}, Master: "m"}, "sentinel", "not both"},
+		{"bad address", redis.Spec{Redis: []string{"localhost"}}, "", "host:port"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.StatePath = filepath.Join(t.TempDir(), "none.json")
-			c, err := target.Open(context.Background(), tc.spec)
+			c, err := redis.Open(context.Background(), tc.spec)
 			if err == nil {
 				c.Close()
 				t.Fatal("Open succeeded")
 			}
-			var se *target.SpecError
-			var ae *target.AddrError
+			var se *redis.SpecError
+			var ae *redis.AddrError
 			switch {
 			case tc.field == "" && !errors.As(err, &ae):
 				t.Fatalf("want an *AddrError, got %T: %v", err, err)
@@ -545,13 +545,13 @@ func TestSpecErrors(t *testing.T) {
 		})
 	}
 	// A --topology that matches what the external target is passes.
-	c := open(t, target.Spec{Topology: target.Single, Redis: []string{single}})
-	if c.Mode != "external" || c.Topology != target.Single {
+	c := open(t, redis.Spec{Topology: redis.Single, Redis: []string{single}})
+	if c.Mode != "external" || c.Topology != redis.Single {
 		t.Fatalf("external single: %+v", c)
 	}
 	// Unreachable is not a usage error.
-	_, err := target.Open(context.Background(), target.Spec{Redis: []string{"127.0.0.1:1"}, ConnectTimeout: 200 * time.Millisecond})
-	var ue *target.UnreachableError
+	_, err := redis.Open(context.Background(), redis.Spec{Redis: []string{"127.0.0.1:1"}, ConnectTimeout: 200 * time.Millisecond})
+	var ue *redis.UnreachableError
 	if !errors.As(err, &ue) {
 		t.Fatalf("unreachable: %T %v", err, err)
 	}
@@ -562,11 +562,11 @@ func TestSpecErrors(t *testing.T) {
 func TestDialRewrite(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
-	c := open(t, target.Spec{Topology: target.Sentinel})
+	c := open(t, redis.Spec{Topology: redis.Sentinel})
 	seen := make(chan string, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ext, err := target.Open(ctx, target.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName,
+	ext, err := redis.Open(ctx, redis.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName,
 		Dial: func(addr string) string {
 			select {
 			case seen <- addr:
@@ -578,7 +578,7 @@ func TestDialRewrite(t *testing.T) {
 		t.Fatalf("Open --sentinel: %v", err)
 	}
 	defer ext.Close()
-	if ext.Mode != "external" || ext.Topology != target.Sentinel || !slices.Equal(ext.Addrs, c.Addrs[:1]) {
+	if ext.Mode != "external" || ext.Topology != redis.Sentinel || !slices.Equal(ext.Addrs, c.Addrs[:1]) {
 		t.Fatalf("external sentinel: %+v", ext)
 	}
 	setGet(t, ext.Client, "k")
@@ -598,18 +598,18 @@ func TestServerSurvivesItsStartingThread(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	const n = 3
-	started := make(chan *target.Server, n)
+	started := make(chan *redis.Server, n)
 	for range n {
 		go func() {
 			runtime.LockOSThread() // never unlocked: Go ends this thread when the goroutine returns
-			s, err := target.StartServer(context.Background(), target.ServerConfig{})
+			s, err := redis.StartServer(context.Background(), redis.ServerConfig{})
 			if err != nil {
 				t.Error(err)
 			}
 			started <- s
 		}()
 	}
-	var servers []*target.Server
+	var servers []*redis.Server
 	for range n {
 		if s := <-started; s != nil {
 			t.Cleanup(s.Stop)
@@ -627,7 +627,7 @@ func TestServerSurvivesItsStartingThread(t *testing.T) {
 // failOver waits until the replica has every write, kills the spawned sentinel topology's
 // master and waits until a write through c's client lands on the promoted replica; it
 // returns when the master was killed.
-func failOver(t *testing.T, c *target.Conn) time.Time {
+func failOver(t *testing.T, c *redis.Conn) time.Time {
 	t.Helper()
 	if n, err := do(t, c.Client, c.Client.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1: %d, %v", n, err)
@@ -638,7 +638,7 @@ func failOver(t *testing.T, c *target.Conn) time.Time {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		err := c.Client.Do(ctx, c.Client.B().Set().Key("after").Value("1").Build()).Error()
 		cancel()
-		nodes := target.Nodes(c.Client)
+		nodes := redis.Nodes(c.Client)
 		if err == nil && len(nodes) == 1 && nodes[0].Addr == c.Servers[1].Addr {
 			break
 		}

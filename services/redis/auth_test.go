@@ -1,4 +1,4 @@
-package target_test
+package redis_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // secret is the password of these tests: distinctive, so that finding it in an error
@@ -48,7 +48,7 @@ func errText(err error) string {
 
 // openErr opens s, which must fail, and returns the error after checking it holds no
 // password.
-func openErr(t *testing.T, s target.Spec) error {
+func openErr(t *testing.T, s redis.Spec) error {
 	t.Helper()
 	if s.StatePath == "" {
 		s.StatePath = filepath.Join(t.TempDir(), "none.json")
@@ -58,7 +58,7 @@ func openErr(t *testing.T, s target.Spec) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := target.Open(ctx, s)
+	c, err := redis.Open(ctx, s)
 	if err == nil {
 		c.Close()
 		t.Fatalf("Open(%v) succeeded", s.Redis)
@@ -70,7 +70,7 @@ func openErr(t *testing.T, s target.Spec) error {
 
 // openOK opens s, checks what the Conn says for the report holds no password, and runs a
 // SET and a GET.
-func openOK(t *testing.T, s target.Spec) *target.Conn {
+func openOK(t *testing.T, s redis.Spec) *redis.Conn {
 	t.Helper()
 	c := open(t, s)
 	noSecret(t, "the Conn", strings.Join(c.Addrs, ","), strings.Join(c.SentinelAddrs, ","), c.Note, c.RedisVersion, c.MasterName)
@@ -78,9 +78,9 @@ func openOK(t *testing.T, s target.Spec) *target.Conn {
 	return c
 }
 
-func wantAuthError(t *testing.T, err error, noPassword bool, want ...string) *target.AuthError {
+func wantAuthError(t *testing.T, err error, noPassword bool, want ...string) *redis.AuthError {
 	t.Helper()
-	var ae *target.AuthError
+	var ae *redis.AuthError
 	if !errors.As(err, &ae) || ae.NoPassword != noPassword {
 		t.Fatalf("want an *AuthError (NoPassword %v), got %T: %v", noPassword, err, err)
 	}
@@ -89,7 +89,7 @@ func wantAuthError(t *testing.T, err error, noPassword bool, want ...string) *ta
 			t.Fatalf("message %q lacks %q", err, w)
 		}
 	}
-	var ue *target.UnreachableError
+	var ue *redis.UnreachableError
 	if errors.As(err, &ue) {
 		t.Fatalf("an authentication failure is also an *UnreachableError: %v", err)
 	}
@@ -98,7 +98,7 @@ func wantAuthError(t *testing.T, err error, noPassword bool, want ...string) *ta
 
 func wantUnreachable(t *testing.T, err error, want ...string) {
 	t.Helper()
-	var ue *target.UnreachableError
+	var ue *redis.UnreachableError
 	if !errors.As(err, &ue) {
 		t.Fatalf("want an *UnreachableError, got %T: %v", err, err)
 	}
@@ -115,27 +115,27 @@ func TestParseAddr(t *testing.T) {
 	t.Parallel()
 	good := []struct {
 		in   string
-		want target.Endpoint
+		want redis.Endpoint
 	}{
-		{"127.0.0.1:6379", target.Endpoint{Addr: "127.0.0.1:6379"}},
-		{"localhost:7000", target.Endpoint{Addr: "localhost:7000"}},
-		{"[::1]:6379", target.Endpoint{Addr: "[::1]:6379"}},
-		{"redis://h:6380", target.Endpoint{Addr: "h:6380"}},
-		{"redis://h", target.Endpoint{Addr: "h:6379"}},
-		{"redis://h/", target.Endpoint{Addr: "h:6379"}},
-		{"REDIS://h:1/0", target.Endpoint{Addr: "h:1"}},
-		{"redis://h:1/15", target.Endpoint{Addr: "h:1", DB: 15}},
-		{"redis://:pw@h:1", target.Endpoint{Addr: "h:1", Password: "pw"}},
-		{"redis://alice:pw@h:1/2", target.Endpoint{Addr: "h:1", Username: "alice", Password: "pw", DB: 2}},
-		{"redis://alice:@h:1", target.Endpoint{Addr: "h:1", Username: "alice"}},
-		{"redis://:p%40ss%2Fw%3Ar%23d@h:1", target.Endpoint{Addr: "h:1", Password: "p@ss/w:r#d"}},
-		{"redis://:p@ss@h:1", target.Endpoint{Addr: "h:1", Password: "p@ss"}},
-		{"rediss://redis.example.com:6380", target.Endpoint{Addr: "redis.example.com:6380", TLS: true}},
-		{"rediss://u:pw@[::1]:6380/3", target.Endpoint{Addr: "[::1]:6380", Username: "u", Password: "pw", DB: 3, TLS: true}},
-		{"redis://[::1]", target.Endpoint{Addr: "[::1]:6379"}},
+		{"127.0.0.1:6379", redis.Endpoint{Addr: "127.0.0.1:6379"}},
+		{"localhost:7000", redis.Endpoint{Addr: "localhost:7000"}},
+		{"[::1]:6379", redis.Endpoint{Addr: "[::1]:6379"}},
+		{"redis://h:6380", redis.Endpoint{Addr: "h:6380"}},
+		{"redis://h", redis.Endpoint{Addr: "h:6379"}},
+		{"redis://h/", redis.Endpoint{Addr: "h:6379"}},
+		{"REDIS://h:1/0", redis.Endpoint{Addr: "h:1"}},
+		{"redis://h:1/15", redis.Endpoint{Addr: "h:1", DB: 15}},
+		{"redis://:pw@h:1", redis.Endpoint{Addr: "h:1", Password: "pw"}},
+		{"redis://alice:pw@h:1/2", redis.Endpoint{Addr: "h:1", Username: "alice", Password: "pw", DB: 2}},
+		{"redis://alice:@h:1", redis.Endpoint{Addr: "h:1", Username: "alice"}},
+		{"redis://:p%40ss%2Fw%3Ar%23d@h:1", redis.Endpoint{Addr: "h:1", Password: "p@ss/w:r#d"}},
+		{"redis://:p@ss@h:1", redis.Endpoint{Addr: "h:1", Password: "p@ss"}},
+		{"rediss://redis.example.com:6380", redis.Endpoint{Addr: "redis.example.com:6380", TLS: true}},
+		{"rediss://u:pw@[::1]:6380/3", redis.Endpoint{Addr: "[::1]:6380", Username: "u", Password: "pw", DB: 3, TLS: true}},
+		{"redis://[::1]", redis.Endpoint{Addr: "[::1]:6379"}},
 	}
 	for _, tc := range good {
-		got, err := target.ParseAddr(tc.in)
+		got, err := redis.ParseAddr(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseAddr(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
@@ -171,8 +171,8 @@ func TestParseAddr(t *testing.T) {
 		{"redis://u:" + secret + "@h:1 ", "port", "redis://u:***@h:1 "},
 	}
 	for _, tc := range bad {
-		_, err := target.ParseAddr(tc.in)
-		var ae *target.AddrError
+		_, err := redis.ParseAddr(tc.in)
+		var ae *redis.AddrError
 		if !errors.As(err, &ae) {
 			t.Errorf("ParseAddr(%q): want an *AddrError, got %v", tc.in, err)
 			continue
@@ -199,7 +199,7 @@ func TestRedact(t *testing.T) {
 		"a:pw@h:1":                   "***@h:1",
 		"redis://alice:pw@h:1,other": "redis://alice:***@h:1,other",
 	} {
-		if got := target.Redact(in); got != want {
+		if got := redis.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -209,12 +209,12 @@ func TestRedact(t *testing.T) {
 // *AddrError naming its flag, without the password.
 func TestSpecAddrs(t *testing.T) {
 	t.Parallel()
-	for _, s := range []target.Spec{
+	for _, s := range []redis.Spec{
 		{Redis: []string{"redis://:" + secret + "@h:x"}},
 		{Sentinels: []string{"redis://u:" + secret + "@h:x"}, Master: "m"},
 	} {
 		err := openErr(t, s)
-		var ae *target.AddrError
+		var ae *redis.AddrError
 		if !errors.As(err, &ae) || !strings.Contains(err.Error(), ":***@h:x") {
 			t.Fatalf("want an *AddrError showing the redacted address, got %T: %v", err, err)
 		}
@@ -222,30 +222,30 @@ func TestSpecAddrs(t *testing.T) {
 			t.Fatalf("a bad --sentinel address: %v", err)
 		}
 	}
-	_, err := target.ConnectExternal(context.Background(), []string{"rediss://:" + secret + "@h:1/x"}, time.Second)
-	var ae *target.AddrError
+	_, err := redis.ConnectExternal(context.Background(), []string{"rediss://:" + secret + "@h:1/x"}, time.Second)
+	var ae *redis.AddrError
 	if !errors.As(err, &ae) {
 		t.Fatalf("ConnectExternal with a bad URL: %v", err)
 	}
 	noSecret(t, "ConnectExternal's error", errText(err))
 
 	// Credentials that lockbench's own servers cannot serve are usage errors.
-	for field, a := range map[string]target.Auth{
+	for field, a := range map[string]redis.Auth{
 		"tls":               {TLS: (redistest.CA{}).ClientTLS()},
 		"user":              {Username: "alice", Password: secret},
 		"sentinel-password": {SentinelPassword: secret},
 	} {
-		err := openErr(t, target.Spec{Auth: a})
-		var se *target.SpecError
+		err := openErr(t, redis.Spec{Auth: a})
+		var se *redis.SpecError
 		if !errors.As(err, &se) || se.Field != field {
 			t.Fatalf("Auth %s when spawning: want a *SpecError on --%s, got %T: %v", field, field, err, err)
 		}
 	}
-	var se *target.SpecError
-	if err := openErr(t, target.Spec{Redis: []string{"127.0.0.1:1"}, Auth: target.Auth{SentinelPassword: secret}}); !errors.As(err, &se) {
+	var se *redis.SpecError
+	if err := openErr(t, redis.Spec{Redis: []string{"127.0.0.1:1"}, Auth: redis.Auth{SentinelPassword: secret}}); !errors.As(err, &se) {
 		t.Fatalf("a sentinel password with --redis: %T %v", err, err)
 	}
-	if _, err := target.UpAuth(context.Background(), target.Single, filepath.Join(t.TempDir(), "s.json"), target.Auth{Username: "alice"}); !errors.As(err, &se) || se.Field != "user" {
+	if _, err := redis.UpAuth(context.Background(), redis.Single, filepath.Join(t.TempDir(), "s.json"), redis.Auth{Username: "alice"}); !errors.As(err, &se) || se.Field != "user" {
 		t.Fatalf("UpAuth with an ACL user: %v", err)
 	}
 }
@@ -254,45 +254,45 @@ func TestSpecAddrs(t *testing.T) {
 // Auth.Password, with none and with a wrong one.
 func TestRequirePass(t *testing.T) {
 	t.Parallel()
-	s := redistest.StartConfig(t, target.ServerConfig{Password: secret})
+	s := redistest.StartConfig(t, redis.ServerConfig{Password: secret})
 	url := "redis://:" + secret + "@" + s.Addr
 
-	c := openOK(t, target.Spec{Redis: []string{url}})
-	if !slices.Equal(c.Addrs, []string{s.Addr}) || c.Topology != target.Single {
+	c := openOK(t, redis.Spec{Redis: []string{url}})
+	if !slices.Equal(c.Addrs, []string{s.Addr}) || c.Topology != redis.Single {
 		t.Fatalf("Conn: addrs %v topology %s", c.Addrs, c.Topology)
 	}
-	openOK(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Password: secret}})
-	openOK(t, target.Spec{Redis: []string{"redis://default:" + secret + "@" + s.Addr}})
+	openOK(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Password: secret}})
+	openOK(t, redis.Spec{Redis: []string{"redis://default:" + secret + "@" + s.Addr}})
 	// The URL's password wins over the flags'.
-	openOK(t, target.Spec{Redis: []string{url}, Auth: target.Auth{Password: wrongSecret}})
-	wantAuthError(t, openErr(t, target.Spec{Redis: []string{"redis://:" + wrongSecret + "@" + s.Addr}, Auth: target.Auth{Password: secret}}),
+	openOK(t, redis.Spec{Redis: []string{url}, Auth: redis.Auth{Password: wrongSecret}})
+	wantAuthError(t, openErr(t, redis.Spec{Redis: []string{"redis://:" + wrongSecret + "@" + s.Addr}, Auth: redis.Auth{Password: secret}}),
 		false, "authentication failed at "+s.Addr)
 
-	wantAuthError(t, openErr(t, target.Spec{Redis: []string{s.Addr}}), true, fmt.Sprintf(noPasswordHint, s.Addr))
-	ae := wantAuthError(t, openErr(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Password: wrongSecret}}),
+	wantAuthError(t, openErr(t, redis.Spec{Redis: []string{s.Addr}}), true, fmt.Sprintf(noPasswordHint, s.Addr))
+	ae := wantAuthError(t, openErr(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Password: wrongSecret}}),
 		false, "authentication failed at "+s.Addr+" as the default user", "--password")
 	if ae.Addr != s.Addr || ae.User != "" {
 		t.Fatalf("AuthError %+v", ae)
 	}
 	// ConnectExternal takes URLs too.
-	ext, err := target.ConnectExternal(context.Background(), []string{url}, time.Second)
+	ext, err := redis.ConnectExternal(context.Background(), []string{url}, time.Second)
 	if err != nil {
 		t.Fatalf("ConnectExternal(URL): %v", err)
 	}
 	defer ext.Close()
 	setGet(t, ext.Client, "ext-k")
-	_, err = target.ConnectExternal(context.Background(), []string{"redis://:" + wrongSecret + "@" + s.Addr}, time.Second)
+	_, err = redis.ConnectExternal(context.Background(), []string{"redis://:" + wrongSecret + "@" + s.Addr}, time.Second)
 	wantAuthError(t, err, false, "authentication failed")
 	noSecret(t, "ConnectExternal's error", errText(err))
 
 	// Redlock: every node gets the credentials; each URL its own.
-	s2 := redistest.StartConfig(t, target.ServerConfig{Password: wrongSecret})
-	s3 := redistest.StartConfig(t, target.ServerConfig{Password: secret})
-	rl := openOK(t, target.Spec{Redis: []string{s.Addr, "redis://:" + wrongSecret + "@" + s2.Addr, s3.Addr}, Auth: target.Auth{Password: secret}})
-	if rl.Topology != target.Redlock || len(rl.Nodes) != 3 || !slices.Equal(rl.Addrs, []string{s.Addr, s2.Addr, s3.Addr}) {
+	s2 := redistest.StartConfig(t, redis.ServerConfig{Password: wrongSecret})
+	s3 := redistest.StartConfig(t, redis.ServerConfig{Password: secret})
+	rl := openOK(t, redis.Spec{Redis: []string{s.Addr, "redis://:" + wrongSecret + "@" + s2.Addr, s3.Addr}, Auth: redis.Auth{Password: secret}})
+	if rl.Topology != redis.Redlock || len(rl.Nodes) != 3 || !slices.Equal(rl.Addrs, []string{s.Addr, s2.Addr, s3.Addr}) {
 		t.Fatalf("redlock: %s, %d nodes, %v", rl.Topology, len(rl.Nodes), rl.Addrs)
 	}
-	wantAuthError(t, openErr(t, target.Spec{Redis: []string{s.Addr, s2.Addr, s3.Addr}, Auth: target.Auth{Password: secret}}),
+	wantAuthError(t, openErr(t, redis.Spec{Redis: []string{s.Addr, s2.Addr, s3.Addr}, Auth: redis.Auth{Password: secret}}),
 		false, "authentication failed at "+s2.Addr)
 }
 
@@ -309,30 +309,30 @@ func TestACLUser(t *testing.T) {
 			t.Fatalf("%v: %v", cmd, err)
 		}
 	}
-	openOK(t, target.Spec{Redis: []string{"redis://alice:pw-alice@" + s.Addr}})
-	openOK(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Username: "alice", Password: "pw-alice"}})
+	openOK(t, redis.Spec{Redis: []string{"redis://alice:pw-alice@" + s.Addr}})
+	openOK(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Username: "alice", Password: "pw-alice"}})
 	// The URL's user with the flags' password.
-	openOK(t, target.Spec{Redis: []string{"redis://alice:@" + s.Addr}, Auth: target.Auth{Password: "pw-alice"}})
+	openOK(t, redis.Spec{Redis: []string{"redis://alice:@" + s.Addr}, Auth: redis.Auth{Password: "pw-alice"}})
 
-	ae := wantAuthError(t, openErr(t, target.Spec{Redis: []string{"redis://alice:" + wrongSecret + "@" + s.Addr}}),
+	ae := wantAuthError(t, openErr(t, redis.Spec{Redis: []string{"redis://alice:" + wrongSecret + "@" + s.Addr}}),
 		false, `authentication failed at `+s.Addr+` as user "alice"`)
 	if ae.User != "alice" {
 		t.Fatalf("AuthError.User = %q", ae.User)
 	}
-	wantAuthError(t, openErr(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Username: "bob", Password: secret}}),
+	wantAuthError(t, openErr(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Username: "bob", Password: secret}}),
 		false, `authentication failed at `+s.Addr+` as user "bob"`, "no such user")
-	ae = wantAuthError(t, openErr(t, target.Spec{Redis: []string{"redis://carol:pw-alice@" + s.Addr}}), false, "permission denied", "+@all")
+	ae = wantAuthError(t, openErr(t, redis.Spec{Redis: []string{"redis://carol:pw-alice@" + s.Addr}}), false, "permission denied", "+@all")
 	if !ae.NoPermission {
 		t.Fatalf("AuthError %+v: want NoPermission", ae)
 	}
 
 	// /db selects the database.
-	c := openOK(t, target.Spec{Redis: []string{"redis://alice:pw-alice@" + s.Addr + "/3"}})
+	c := openOK(t, redis.Spec{Redis: []string{"redis://alice:pw-alice@" + s.Addr + "/3"}})
 	setGet(t, c.Client, "in-db-3")
 	if n, err := do(t, admin, admin.B().Exists().Key("in-db-3").Build()).AsInt64(); err != nil || n != 0 {
 		t.Fatalf("the key of /3 is in database 0: %d, %v", n, err)
 	}
-	opt := target.ClientOption(s.Addr)
+	opt := redis.ClientOption(s.Addr)
 	opt.SelectDB = 3
 	db3, err := rueidis.NewClient(opt)
 	if err != nil {
@@ -342,8 +342,8 @@ func TestACLUser(t *testing.T) {
 	if v, err := do(t, db3, db3.B().Get().Key("in-db-3").Build()).ToString(); err != nil || v != "v-in-db-3" {
 		t.Fatalf("database 3: %q, %v", v, err)
 	}
-	err = openErr(t, target.Spec{Redis: []string{"redis://" + s.Addr + "/99"}})
-	var se *target.SpecError
+	err = openErr(t, redis.Spec{Redis: []string{"redis://" + s.Addr + "/99"}})
+	var se *redis.SpecError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "no database 99") {
 		t.Fatalf("/99: %T %v", err, err)
 	}
@@ -354,17 +354,17 @@ func TestACLUser(t *testing.T) {
 func TestTLS(t *testing.T) {
 	t.Parallel()
 	ca := redistest.NewCA(t)
-	s := redistest.StartConfig(t, target.ServerConfig{TLS: &ca.Files, Password: secret})
+	s := redistest.StartConfig(t, redis.ServerConfig{TLS: &ca.Files, Password: secret})
 	rediss := "rediss://:" + secret + "@" + s.Addr
 
-	c := openOK(t, target.Spec{Redis: []string{rediss}, Auth: target.Auth{TLS: ca.ClientTLS()}})
+	c := openOK(t, redis.Spec{Redis: []string{rediss}, Auth: redis.Auth{TLS: ca.ClientTLS()}})
 	if !slices.Equal(c.Addrs, []string{s.Addr}) {
 		t.Fatalf("addrs %v", c.Addrs)
 	}
 	// --tls with a plain address; and through the fault layer's address rewrite, which
 	// dials itself.
 	rewrote := make(chan string, 10)
-	openOK(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Password: secret, TLS: ca.ClientTLS()},
+	openOK(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Password: secret, TLS: ca.ClientTLS()},
 		Dial: func(a string) string {
 			select {
 			case rewrote <- a:
@@ -377,16 +377,16 @@ func TestTLS(t *testing.T) {
 	}
 
 	// rediss:// alone trusts the system's CAs only.
-	wantUnreachable(t, openErr(t, target.Spec{Redis: []string{rediss}}), "TLS handshake failed", "unknown authority", "--tls-ca-cert")
+	wantUnreachable(t, openErr(t, redis.Spec{Redis: []string{rediss}}), "TLS handshake failed", "unknown authority", "--tls-ca-cert")
 	// A certificate for another name.
 	other := ca.ClientTLS()
 	other.ServerName = "redis.example.com"
-	wantUnreachable(t, openErr(t, target.Spec{Redis: []string{rediss}, Auth: target.Auth{TLS: other}}), "TLS handshake failed", "redis.example.com")
+	wantUnreachable(t, openErr(t, redis.Spec{Redis: []string{rediss}, Auth: redis.Auth{TLS: other}}), "TLS handshake failed", "redis.example.com")
 	// Plain TCP to the TLS port.
-	wantUnreachable(t, openErr(t, target.Spec{Redis: []string{"redis://:" + secret + "@" + s.Addr}}), "speaks TLS", "--tls", "rediss://")
+	wantUnreachable(t, openErr(t, redis.Spec{Redis: []string{"redis://:" + secret + "@" + s.Addr}}), "speaks TLS", "--tls", "rediss://")
 	// TLS to a plain server: it waits for a command that never comes.
 	plain := redistest.Start(t, 1)[0]
-	err := openErr(t, target.Spec{Redis: []string{"rediss://" + plain.Addr}, Auth: target.Auth{TLS: ca.ClientTLS()}, ConnectTimeout: 300 * time.Millisecond})
+	err := openErr(t, redis.Spec{Redis: []string{"rediss://" + plain.Addr}, Auth: redis.Auth{TLS: ca.ClientTLS()}, ConnectTimeout: 300 * time.Millisecond})
 	wantUnreachable(t, err, "does not speak TLS", "drop --tls")
 }
 
@@ -399,20 +399,20 @@ func TestDialErrors(t *testing.T) {
 	}
 	free := l.Addr().String()
 	l.Close()
-	wantUnreachable(t, openErr(t, target.Spec{Redis: []string{"redis://:" + secret + "@" + free}}), "connection refused", free)
+	wantUnreachable(t, openErr(t, redis.Spec{Redis: []string{"redis://:" + secret + "@" + free}}), "connection refused", free)
 
 	http := serve(t, func(c net.Conn) { _, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n")) })
-	err = openErr(t, target.Spec{Redis: []string{http}, Auth: target.Auth{Password: secret}})
+	err = openErr(t, redis.Spec{Redis: []string{http}, Auth: redis.Auth{Password: secret}})
 	wantUnreachable(t, err, "does not speak RESP", http)
 	if strings.Contains(err.Error(), "within") {
 		t.Fatalf("not a timeout: %v", err)
 	}
 
 	silent := serve(t, func(c net.Conn) { time.Sleep(2 * time.Second) })
-	wantUnreachable(t, openErr(t, target.Spec{Redis: []string{silent}, Auth: target.Auth{Password: secret}, ConnectTimeout: 300 * time.Millisecond}),
+	wantUnreachable(t, openErr(t, redis.Spec{Redis: []string{silent}, Auth: redis.Auth{Password: secret}, ConnectTimeout: 300 * time.Millisecond}),
 		"within 300ms", silent)
 
-	_, err = target.ConnectExternal(context.Background(), []string{free}, time.Second)
+	_, err = redis.ConnectExternal(context.Background(), []string{free}, time.Second)
 	wantUnreachable(t, err, "refused")
 }
 
@@ -448,7 +448,7 @@ func TestIPv6(t *testing.T) {
 	s := redistest.Start(t, 1, "--bind", "127.0.0.1", "::1")[0]
 	addr := net.JoinHostPort("::1", strconv.Itoa(s.Port))
 	for _, a := range []string{addr, "redis://" + addr + "/0"} {
-		c := openOK(t, target.Spec{Redis: []string{a}})
+		c := openOK(t, redis.Spec{Redis: []string{a}})
 		if !slices.Equal(c.Addrs, []string{addr}) {
 			t.Fatalf("%s: addrs %v", a, c.Addrs)
 		}
@@ -459,39 +459,39 @@ func TestIPv6(t *testing.T) {
 // with another.
 func TestExternalSentinelAuth(t *testing.T) {
 	t.Parallel()
-	master := redistest.StartConfig(t, target.ServerConfig{Password: secret})
+	master := redistest.StartConfig(t, redis.ServerConfig{Password: secret})
 	conf := fmt.Sprintf("sentinel monitor m 127.0.0.1 %d 1\nsentinel auth-pass m %s\n", master.Port, secret)
-	sentinel := redistest.StartConfig(t, target.ServerConfig{Sentinel: conf, Password: wrongSecret})
-	auth := target.Auth{Password: secret, SentinelPassword: wrongSecret}
+	sentinel := redistest.StartConfig(t, redis.ServerConfig{Sentinel: conf, Password: wrongSecret})
+	auth := redis.Auth{Password: secret, SentinelPassword: wrongSecret}
 
-	c := openOK(t, target.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: auth})
-	if c.Topology != target.Sentinel || !slices.Equal(c.Addrs, []string{master.Addr}) || !slices.Equal(c.SentinelAddrs, []string{sentinel.Addr}) {
+	c := openOK(t, redis.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: auth})
+	if c.Topology != redis.Sentinel || !slices.Equal(c.Addrs, []string{master.Addr}) || !slices.Equal(c.SentinelAddrs, []string{sentinel.Addr}) {
 		t.Fatalf("sentinel: %s, addrs %v, sentinels %v", c.Topology, c.Addrs, c.SentinelAddrs)
 	}
 	// A --sentinel URL's password is the sentinels'.
-	openOK(t, target.Spec{Sentinels: []string{"redis://:" + wrongSecret + "@" + sentinel.Addr}, Master: "m", Auth: target.Auth{Password: secret}})
+	openOK(t, redis.Spec{Sentinels: []string{"redis://:" + wrongSecret + "@" + sentinel.Addr}, Master: "m", Auth: redis.Auth{Password: secret}})
 
-	ae := wantAuthError(t, openErr(t, target.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: target.Auth{Password: secret}}),
+	ae := wantAuthError(t, openErr(t, redis.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: redis.Auth{Password: secret}}),
 		true, "at sentinel "+sentinel.Addr, "--sentinel-password")
 	if !ae.Sentinel {
 		t.Fatalf("AuthError %+v: want Sentinel", ae)
 	}
-	ae = wantAuthError(t, openErr(t, target.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: target.Auth{SentinelPassword: wrongSecret}}),
+	ae = wantAuthError(t, openErr(t, redis.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: redis.Auth{SentinelPassword: wrongSecret}}),
 		true, `master "m" at `+master.Addr, "--password")
 	if ae.Sentinel {
 		t.Fatalf("AuthError %+v: the master refused, not the sentinel", ae)
 	}
-	wantAuthError(t, openErr(t, target.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: target.Auth{Password: wrongSecret, SentinelPassword: wrongSecret}}),
+	wantAuthError(t, openErr(t, redis.Spec{Sentinels: []string{sentinel.Addr}, Master: "m", Auth: redis.Auth{Password: wrongSecret, SentinelPassword: wrongSecret}}),
 		false, `master "m"`)
 
-	var se *target.SpecError
-	if err := openErr(t, target.Spec{Sentinels: []string{sentinel.Addr}, Master: "nope", Auth: auth}); !errors.As(err, &se) || se.Field != "master" || !strings.Contains(err.Error(), "monitors no master") {
+	var se *redis.SpecError
+	if err := openErr(t, redis.Spec{Sentinels: []string{sentinel.Addr}, Master: "nope", Auth: auth}); !errors.As(err, &se) || se.Field != "master" || !strings.Contains(err.Error(), "monitors no master") {
 		t.Fatalf("unknown master name: %T %v", err, err)
 	}
-	if err := openErr(t, target.Spec{Sentinels: []string{master.Addr}, Master: "m", Auth: target.Auth{Password: secret, SentinelPassword: secret}}); !errors.As(err, &se) || !strings.Contains(err.Error(), "is not a sentinel") {
+	if err := openErr(t, redis.Spec{Sentinels: []string{master.Addr}, Master: "m", Auth: redis.Auth{Password: secret, SentinelPassword: secret}}); !errors.As(err, &se) || !strings.Contains(err.Error(), "is not a sentinel") {
 		t.Fatalf("a Redis server as --sentinel: %T %v", err, err)
 	}
-	if err := openErr(t, target.Spec{Sentinels: []string{"redis://:" + secret + "@" + sentinel.Addr, "127.0.0.1:1"}, Master: "m"}); !errors.As(err, &se) || !strings.Contains(err.Error(), "differ") {
+	if err := openErr(t, redis.Spec{Sentinels: []string{"redis://:" + secret + "@" + sentinel.Addr, "127.0.0.1:1"}, Master: "m"}); !errors.As(err, &se) || !strings.Contains(err.Error(), "differ") {
 		t.Fatalf("sentinel URLs that differ: %T %v", err, err)
 	}
 }
@@ -500,10 +500,10 @@ func TestExternalSentinelAuth(t *testing.T) {
 // lockbench's own clients have it, and it is on no command line.
 func TestSpawnedWithPassword(t *testing.T) {
 	redistest.Require(t)
-	for _, topo := range target.Topologies() {
+	for _, topo := range redis.Topologies() {
 		t.Run(topo, func(t *testing.T) {
 			t.Parallel()
-			c := openOK(t, target.Spec{Topology: topo, Auth: target.Auth{Password: secret}})
+			c := openOK(t, redis.Spec{Topology: topo, Auth: redis.Auth{Password: secret}})
 			for _, srv := range append(slices.Clone(c.Servers), c.Sentinels...) {
 				cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", srv.Pid()))
 				if err != nil {
@@ -521,7 +521,7 @@ func TestSpawnedWithPassword(t *testing.T) {
 			}
 			// Without the password, every data node refuses.
 			for _, srv := range c.Servers {
-				opt := target.ClientOption(srv.Addr)
+				opt := redis.ClientOption(srv.Addr)
 				opt.ForceSingleClient = true
 				if cl, err := rueidis.NewClient(opt); err == nil {
 					cl.Close()
@@ -531,30 +531,30 @@ func TestSpawnedWithPassword(t *testing.T) {
 				}
 			}
 			// The engine's cost sampling reaches every node.
-			nodes := target.Nodes(append([]rueidis.Client{c.Client}, c.Nodes...)...)
+			nodes := redis.Nodes(append([]rueidis.Client{c.Client}, c.Nodes...)...)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if _, err := target.Snapshot(ctx, nodes); err != nil {
+			if _, err := redis.Snapshot(ctx, nodes); err != nil {
 				t.Fatalf("Snapshot: %v", err)
 			}
 
 			switch topo {
-			case target.Sentinel:
-				openOK(t, target.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName, Auth: target.Auth{Password: secret}})
-				wantAuthError(t, openErr(t, target.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName}),
+			case redis.Sentinel:
+				openOK(t, redis.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName, Auth: redis.Auth{Password: secret}})
+				wantAuthError(t, openErr(t, redis.Spec{Sentinels: c.SentinelAddrs, Master: c.MasterName}),
 					true, fmt.Sprintf(`authentication failed at master %q at %s`, c.MasterName, c.Addrs[0]))
-			case target.Cluster:
-				cl := openOK(t, target.Spec{Redis: []string{"redis://:" + secret + "@" + c.Addrs[1]}})
-				if cl.Topology != target.Cluster {
+			case redis.Cluster:
+				cl := openOK(t, redis.Spec{Redis: []string{"redis://:" + secret + "@" + c.Addrs[1]}})
+				if cl.Topology != redis.Cluster {
 					t.Fatalf("external cluster: %s", cl.Topology)
 				}
-				var se *target.SpecError
-				if err := openErr(t, target.Spec{Redis: []string{"redis://:" + secret + "@" + c.Addrs[0] + "/1"}}); !errors.As(err, &se) || !strings.Contains(err.Error(), "database 0 only") {
+				var se *redis.SpecError
+				if err := openErr(t, redis.Spec{Redis: []string{"redis://:" + secret + "@" + c.Addrs[0] + "/1"}}); !errors.As(err, &se) || !strings.Contains(err.Error(), "database 0 only") {
 					t.Fatalf("a cluster with /1: %T %v", err, err)
 				}
-				wantAuthError(t, openErr(t, target.Spec{Redis: []string{c.Addrs[0]}}), true, fmt.Sprintf(noPasswordHint, c.Addrs[0]))
+				wantAuthError(t, openErr(t, redis.Spec{Redis: []string{c.Addrs[0]}}), true, fmt.Sprintf(noPasswordHint, c.Addrs[0]))
 			default:
-				wantAuthError(t, openErr(t, target.Spec{Redis: c.Addrs}), true, fmt.Sprintf(noPasswordHint, c.Addrs[0]))
+				wantAuthError(t, openErr(t, redis.Spec{Redis: c.Addrs}), true, fmt.Sprintf(noPasswordHint, c.Addrs[0]))
 			}
 		})
 	}
@@ -563,13 +563,13 @@ func TestSpawnedWithPassword(t *testing.T) {
 // TestEmbeddedWithPassword: without redis-server, the embedded servers require the password.
 func TestEmbeddedWithPassword(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // not parallel: no redis-server, so Open embeds
-	c, err := target.Open(context.Background(), target.Spec{Auth: target.Auth{Password: secret}, StatePath: filepath.Join(t.TempDir(), "none.json")})
+	c, err := redis.Open(context.Background(), redis.Spec{Auth: redis.Auth{Password: secret}, StatePath: filepath.Join(t.TempDir(), "none.json")})
 	if err != nil {
 		t.Fatalf("embedded with a password: %v", err)
 	}
 	defer c.Close()
 	setGet(t, c.Client, "k")
-	opt := target.ClientOption(c.Addrs[0])
+	opt := redis.ClientOption(c.Addrs[0])
 	opt.ForceSingleClient, opt.AlwaysRESP2 = true, true
 	cl, err := rueidis.NewClient(opt)
 	if err == nil {
@@ -586,8 +586,8 @@ func TestUpWithPassword(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	statePath := filepath.Join(t.TempDir(), "state.json")
-	t.Cleanup(func() { _ = target.Down(statePath) })
-	st, err := target.UpAuth(context.Background(), target.Cluster, statePath, target.Auth{Password: secret})
+	t.Cleanup(func() { _ = redis.Down(statePath) })
+	st, err := redis.UpAuth(context.Background(), redis.Cluster, statePath, redis.Auth{Password: secret})
 	if err != nil {
 		t.Fatalf("UpAuth: %v", err)
 	}
@@ -602,23 +602,23 @@ func TestUpWithPassword(t *testing.T) {
 	if !strings.Contains(string(b), `"requirepass": true`) {
 		t.Fatalf("state file: %s", b)
 	}
-	_, nodes, err := target.Status(statePath)
+	_, nodes, err := redis.Status(statePath)
 	for _, n := range nodes {
 		if err != nil || !n.Alive || !n.Answering || n.Role != "master" {
 			t.Fatalf("Status: %+v, %v", nodes, err)
 		}
 	}
-	c := openOK(t, target.Spec{StatePath: statePath, Auth: target.Auth{Password: secret}})
-	if c.Mode != "spawned" || c.Topology != target.Cluster || !slices.Equal(c.Addrs, st.Addrs) {
+	c := openOK(t, redis.Spec{StatePath: statePath, Auth: redis.Auth{Password: secret}})
+	if c.Mode != "spawned" || c.Topology != redis.Cluster || !slices.Equal(c.Addrs, st.Addrs) {
 		t.Fatalf("Open on the `target up` state: %+v", c)
 	}
 	start := time.Now()
-	err = openErr(t, target.Spec{StatePath: statePath})
+	err = openErr(t, redis.Spec{StatePath: statePath})
 	wantAuthError(t, err, true, "the server requires a password", "target up")
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("the authentication failure took %s", time.Since(start))
 	}
-	if err := target.Down(statePath); err != nil {
+	if err := redis.Down(statePath); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
 	requireGone(t, st.Pids, 0)
@@ -630,7 +630,7 @@ func TestUpWithPassword(t *testing.T) {
 func TestSentinelFailoverWithPassword(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
-	c := openOK(t, target.Spec{Topology: target.Sentinel, Auth: target.Auth{Password: secret}})
+	c := openOK(t, redis.Spec{Topology: redis.Sentinel, Auth: redis.Auth{Password: secret}})
 	killed := failOver(t, c)
 	t.Logf("failover with a password in %s", time.Since(killed).Round(time.Millisecond))
 
@@ -684,17 +684,17 @@ func TestTrickyPassword(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	const pw = "a b\"c\\d'e $f\n#g?h/i@j:k%l é"
-	s := redistest.StartConfig(t, target.ServerConfig{Password: pw})
-	openOK(t, target.Spec{Redis: []string{s.Addr}, Auth: target.Auth{Password: pw}})
+	s := redistest.StartConfig(t, redis.ServerConfig{Password: pw})
+	openOK(t, redis.Spec{Redis: []string{s.Addr}, Auth: redis.Auth{Password: pw}})
 	u := (&url.URL{Scheme: "redis", User: url.UserPassword("", pw), Host: s.Addr, Path: "/2"}).String()
-	ep, err := target.ParseAddr(u)
+	ep, err := redis.ParseAddr(u)
 	if err != nil || ep.Password != pw || ep.DB != 2 {
 		t.Fatalf("ParseAddr(%q) = %+v, %v", u, ep, err)
 	}
-	openOK(t, target.Spec{Redis: []string{u}})
+	openOK(t, redis.Spec{Redis: []string{u}})
 	// The sentinel topology: the replica syncs (masterauth) and the sentinels see both
 	// (auth-pass), or Open would not return.
-	openOK(t, target.Spec{Topology: target.Sentinel, Auth: target.Auth{Password: pw}})
+	openOK(t, redis.Spec{Topology: redis.Sentinel, Auth: redis.Auth{Password: pw}})
 }
 
 // TestPasswordNeverToSquatter: when another process holds the port, starting a server with
@@ -713,7 +713,7 @@ func TestPasswordNeverToSquatter(t *testing.T) {
 	p, _ := strconv.Atoi(port)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := target.StartServer(ctx, target.ServerConfig{Port: p, Password: secret, StartTimeout: time.Second})
+	s, err := redis.StartServer(ctx, redis.ServerConfig{Port: p, Password: secret, StartTimeout: time.Second})
 	if err == nil {
 		s.Stop()
 		t.Fatal("a server started on a port another process holds")

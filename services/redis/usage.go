@@ -1,4 +1,4 @@
-package target
+package redis
 
 // ExitCode is 2 for both: the target the flags describe is the user's input being wrong, as a
 // command line reports it. (An unreachable server or a failed authentication is exit 1, a

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package target
+package redis
 
 import (
 	"errors"

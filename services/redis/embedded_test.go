@@ -1,4 +1,4 @@
-package target_test
+package redis_test
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
-func openEmbedded(t *testing.T, topology string) *target.Conn {
+func openEmbedded(t *testing.T, topology string) *redis.Conn {
 	t.Helper()
-	c, err := target.OpenEmbedded(context.Background(), topology)
+	c, err := redis.OpenEmbedded(context.Background(), topology)
 	if err != nil {
 		t.Fatalf("embedded %s: %v", topology, err)
 	}
@@ -30,26 +30,26 @@ func openEmbedded(t *testing.T, topology string) *target.Conn {
 func TestEmbeddedWithoutRedisServer(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // not parallel: no other test runs while PATH is empty
 	state := filepath.Join(t.TempDir(), "none.json")
-	for _, topo := range []string{"", target.Redlock} {
-		c, err := target.Open(context.Background(), target.Spec{Topology: topo, StatePath: state})
+	for _, topo := range []string{"", redis.Redlock} {
+		c, err := redis.Open(context.Background(), redis.Spec{Topology: topo, StatePath: state})
 		if err != nil {
 			t.Fatalf("Open %q: %v", topo, err)
 		}
-		want := map[string]int{"": 1, target.Redlock: 5}[topo]
-		if c.Mode != "embedded" || len(c.Addrs) != want || c.Note != target.EmbeddedNote || !strings.HasPrefix(c.RedisVersion, "miniredis ") {
+		want := map[string]int{"": 1, redis.Redlock: 5}[topo]
+		if c.Mode != "embedded" || len(c.Addrs) != want || c.Note != redis.EmbeddedNote || !strings.HasPrefix(c.RedisVersion, "miniredis ") {
 			t.Fatalf("Open %q: mode %s, addrs %v, note %q, version %q", topo, c.Mode, c.Addrs, c.Note, c.RedisVersion)
 		}
 		setGet(t, c.Client, "k")
 		c.Close()
 	}
-	for _, topo := range []string{target.Sentinel, target.Cluster} {
-		_, err := target.Open(context.Background(), target.Spec{Topology: topo, StatePath: state})
-		var se *target.SpecError
+	for _, topo := range []string{redis.Sentinel, redis.Cluster} {
+		_, err := redis.Open(context.Background(), redis.Spec{Topology: topo, StatePath: state})
+		var se *redis.SpecError
 		if !errors.As(err, &se) || se.Field != "topology" || !strings.Contains(err.Error(), "apt-get install redis-server") {
 			t.Fatalf("embedded %s: want a *SpecError with the install hint, got %v", topo, err)
 		}
 	}
-	if _, err := target.Up(context.Background(), target.Single, state); !errors.Is(err, target.ErrNoRedisServer) {
+	if _, err := redis.Up(context.Background(), redis.Single, state); !errors.Is(err, redis.ErrNoRedisServer) {
 		t.Fatalf("Up without redis-server: %v", err)
 	}
 }
@@ -58,7 +58,7 @@ func TestEmbeddedWithoutRedisServer(t *testing.T) {
 // acquire, a second owner waits, release, the waiter gets the lock.
 func TestEmbeddedStrategies(t *testing.T) {
 	t.Parallel()
-	single, redlock := openEmbedded(t, target.Single), openEmbedded(t, target.Redlock)
+	single, redlock := openEmbedded(t, redis.Single), openEmbedded(t, redis.Redlock)
 	for _, name := range strategies.Names() {
 		for _, wait := range []string{"spin", "backoff", "pubsub"} {
 			t.Run(name+"/"+wait, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestEmbeddedStrategies(t *testing.T) {
 // expire in real time.
 func TestEmbeddedCommands(t *testing.T) {
 	t.Parallel()
-	c := openEmbedded(t, target.Single).Client
+	c := openEmbedded(t, redis.Single).Client
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b := c.B()
@@ -218,12 +218,12 @@ func TestEmbeddedCommands(t *testing.T) {
 
 	// INFO: miniredis has no counters; ReadStats says so instead of returning zeros, and
 	// Snapshot returns at once.
-	nodes := target.Nodes(c)
+	nodes := redis.Nodes(c)
 	if len(nodes) != 1 {
 		t.Fatalf("Nodes = %v", nodes)
 	}
 	start := time.Now()
-	if _, err := target.Snapshot(ctx, nodes); err == nil {
+	if _, err := redis.Snapshot(ctx, nodes); err == nil {
 		t.Fatal("Snapshot of miniredis: want an error (no counters), got none")
 	} else {
 		t.Logf("Snapshot on miniredis: %v", err)
