@@ -359,7 +359,7 @@ func (s *session) target() workload.Backend {
 	if s.conn.Mode == noRedis {
 		return s.svc.backend(nil)
 	}
-	return s.svc.backend(workload.Redis{Client: s.conn.Client, Nodes: s.conn.Nodes, Connect: s.conn.ClientOption, NodeConnect: s.conn.NodeOptions})
+	return s.svc.backend(s.conn.Backend())
 }
 
 // summary starts the report of a run on this session.

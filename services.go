@@ -138,7 +138,7 @@ func (s *services) backend(redis workload.Backend) workload.Backend {
 	if s.pg != nil {
 		by[postgres.Service] = postgres.Backend{Conn: s.pg}
 	}
-	return workload.Services{Default: redis, By: by}
+	return workload.Router{Default: redis, By: by}
 }
 
 // notes say where each service ran and what its CMD/ACQ column counts.

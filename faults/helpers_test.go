@@ -97,8 +97,8 @@ func (b *bench) run(t *testing.T, cfg workload.Config) []report.Result {
 	return b.viaJSON(t, cfg, results)
 }
 
-func (b *bench) target() workload.Redis {
-	return workload.Redis{Client: b.conn.Client, Nodes: b.conn.Nodes}
+func (b *bench) target() redis.Backend {
+	return redis.Backend{Client: b.conn.Client, Nodes: b.conn.Nodes}
 }
 
 // viaJSON writes results as the JSON report, checks it against the contract and returns

@@ -7,42 +7,24 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-)
 
-// DefaultConnectTimeout bounds dialing a Redis server.
-const DefaultConnectTimeout = 3 * time.Second
+	"github.com/lockbench/lockbench/services/redis/server"
+)
 
 // sentinelRefresh is how often a sentinel-mode client reconciles its master with the
 // sentinels, in addition to following +switch-master events (rueidis recommends a few
 // seconds; without it, one missed event binds the client to a demoted master for good).
 const sentinelRefresh = 2 * time.Second
 
-// ClientOption is the rueidis configuration lockbench uses for every connection:
-//
-//   - auto-pipelining on (rueidis's default): concurrent commands share a connection and are
-//     flushed together, which is what lets thousands of goroutines share a few sockets;
-//   - one pipelined connection per server (PipelineMultiplex -1; rueidis's default for a
-//     single server is log2(GOMAXPROCS) -> 2 connections here) and a flush delay of up to
-//     50µs, so that each write carries more commands. Measured on the 2-core machine
-//     (token, 1000 workers, 100,000 keys): 69-84k acquires/s with rueidis's defaults,
-//     97-113k/s with these, with less CPU per acquire on both sides (Redis 6.4-8.3 ->
-//     5.0-5.6µs); the hot-key handoff chain did not get slower;
-//   - client-side caching off, since a lock must never be read from a local cache.
-func ClientOption(addrs ...string) rueidis.ClientOption {
-	return rueidis.ClientOption{
-		InitAddress:       addrs,
-		DisableCache:      true,
-		PipelineMultiplex: -1,
-		MaxFlushDelay:     50 * time.Microsecond,
-		Dialer:            net.Dialer{Timeout: DefaultConnectTimeout, KeepAlive: time.Second},
-	}
-}
+// DefaultConnectTimeout bounds dialing a Redis server.
+const DefaultConnectTimeout = server.DefaultConnectTimeout
 
-// NewClient connects to addrs (one standalone server, or a cluster's seed nodes; rueidis
-// detects a cluster by itself).
-func NewClient(addrs ...string) (rueidis.Client, error) {
-	return rueidis.NewClient(ClientOption(addrs...))
-}
+// ClientOption is the rueidis configuration lockbench uses for every connection (see
+// server.ClientOption).
+func ClientOption(addrs ...string) rueidis.ClientOption { return server.ClientOption(addrs...) }
+
+// NewClient connects to addrs (see server.NewClient).
+func NewClient(addrs ...string) (rueidis.Client, error) { return server.NewClient(addrs...) }
 
 // dialer is how Open builds clients: ClientOption plus the connect timeout, the address
 // rewrite of the fault layer, the credentials and TLS of Spec.Auth (with the parts a URL

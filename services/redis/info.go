@@ -134,6 +134,9 @@ func Nodes(clients ...rueidis.Client) []Node {
 	seen := map[string]bool{}
 	var out []Node
 	for _, c := range clients {
+		if c == nil {
+			continue // a Backend without a client: no servers
+		}
 		for addr, nc := range c.Nodes() {
 			if !seen[addr] {
 				seen[addr] = true

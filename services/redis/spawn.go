@@ -18,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/services/redis/server"
 )
 
 // Topology names, as --topology spells them.
@@ -71,7 +72,7 @@ type topology struct {
 // nodes requiring password when it is set. On error every process it started is stopped
 // and the directory removed.
 func spawn(ctx context.Context, name, dir string, detached bool, via func(string) (string, error), password string) (*topology, error) {
-	if err := canSpawn(); err != nil {
+	if err := server.CanSpawn(); err != nil {
 		return nil, fmt.Errorf("spawn %s topology: %w", name, err)
 	}
 	bin, err := RedisServerPath()
@@ -79,7 +80,7 @@ func spawn(ctx context.Context, name, dir string, detached bool, via func(string
 		return nil, err
 	}
 	if dir == "" {
-		if dir, err = makeTempDir(name); err != nil {
+		if dir, err = server.MakeTempDir(name); err != nil {
 			return nil, fmt.Errorf("spawn %s: %w", name, err)
 		}
 	}
@@ -188,7 +189,7 @@ func (t *topology) startSentinel(ctx context.Context, base ServerConfig, via fun
 	if t.password != "" {
 		// The sentinels authenticate to the master and the replica with it; they require
 		// no password themselves.
-		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", MasterName, confQuote(t.password))
+		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", MasterName, server.ConfQuote(t.password))
 	}
 	sentinelBase := base
 	sentinelBase.Password = ""

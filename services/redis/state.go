@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/proc"
+	"github.com/lockbench/lockbench/services/redis/server"
 )
 
 // DefaultStatePath is where `lockbench target up` records what it started: target.json in
@@ -139,7 +140,7 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 	if err != nil {
 		return nil, err
 	}
-	if err := canSpawn(); err != nil {
+	if err := server.CanSpawn(); err != nil {
 		return nil, fmt.Errorf("target up: %w", err)
 	}
 	if _, err := RedisServerPath(); err != nil {

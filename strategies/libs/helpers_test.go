@@ -36,8 +36,8 @@ func spawn(t testing.TB, topology string) *redis.Conn {
 }
 
 // backend is the Redis backend of conn, wired as the CLI wires it (launch.go).
-func backend(conn *redis.Conn) workload.Redis {
-	return workload.Redis{Client: conn.Client, Nodes: conn.Nodes, Connect: conn.ClientOption, NodeConnect: conn.NodeOptions}
+func backend(conn *redis.Conn) redis.Backend {
+	return conn.Backend()
 }
 
 // build makes the named strategy on conn, closed when t ends.

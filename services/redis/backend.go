@@ -1,4 +1,4 @@
-package workload
+package redis
 
 import (
 	"context"
@@ -8,45 +8,45 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
 )
 
-// Redis is the Redis server(s) a run drives strategies against: the first Backend. The clients
-// belong to the caller.
-type Redis struct {
+// Backend is the Redis server(s) a run drives strategies against, as the engine sees them
+// (workload.Backend). The clients belong to the caller.
+type Backend struct {
 	// Client reaches the Redis that the single-node strategies lock on. The barrier's
 	// counters and the multi-process clock are on it too.
 	Client rueidis.Client
 	// Nodes are independent masters for redlock; without them redlock is refused.
 	Nodes []rueidis.Client
-	// Connect and NodeConnect are how Client and Nodes were made (redis.Conn's
+	// Connect and NodeConnect are how Client and Nodes were made (Conn's
 	// ClientOption and NodeOptions), for the library adapters that dial on their own.
 	Connect     rueidis.ClientOption
 	NodeConnect []rueidis.ClientOption
 }
 
-var _ Backend = Redis{}
+var _ workload.Backend = Backend{}
 
 // Name is "Redis".
-func (t Redis) Name() string { return "Redis" }
+func (t Backend) Name() string { return "Redis" }
 
 // Configure hands the strategy the clients: Client, and Nodes for redlock.
-func (t Redis) Configure(o *strategies.Options) {
+func (t Backend) Configure(o *strategies.Options) {
 	o.Client, o.Nodes, o.Connect, o.NodeConnect = t.Client, t.Nodes, t.Connect, t.NodeConnect
 }
 
 // Scope measures and cleans a multi-node strategy's phase on every server behind Nodes,
 // any other on every server behind Client (a cluster's every node).
-func (t Redis) Scope(info strategies.Info, prefix string) Scope {
+func (t Backend) Scope(info strategies.Info, prefix string) workload.Scope {
 	if info.MultiNode {
-		return redisScope{prefix: prefix, nodes: redis.Nodes(t.Nodes...)}
+		return redisScope{prefix: prefix, nodes: Nodes(t.Nodes...)}
 	}
-	return redisScope{prefix: prefix, nodes: redis.Nodes(t.Client)}
+	return redisScope{prefix: prefix, nodes: Nodes(t.Client)}
 }
 
 // Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.
-func (t Redis) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+func (t Backend) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
 	c := t.Client
 	cmds := c.DoMulti(ctx,
 		c.B().Incr().Key(key).Build(),
@@ -55,14 +55,14 @@ func (t Redis) Arrive(ctx context.Context, key string, ttl time.Duration) (int64
 }
 
 // Arrived is GET key.
-func (t Redis) Arrived(ctx context.Context, key string) (int64, error) {
+func (t Backend) Arrived(ctx context.Context, key string) (int64, error) {
 	return t.Client.Do(ctx, t.Client.B().Get().Key(key).Build()).AsInt64()
 }
 
 // ClockSamples reads Client's TIME on a dedicated connection, so that no pipelined command
 // delays the round trip.
-func (t Redis) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
-	out := make([]ClockSample, 0, n)
+func (t Backend) ClockSamples(ctx context.Context, n int) ([]workload.ClockSample, error) {
+	out := make([]workload.ClockSample, 0, n)
 	err := t.Client.Dedicated(func(dc rueidis.DedicatedClient) error {
 		for range n {
 			sent := time.Now()
@@ -81,7 +81,7 @@ func (t Redis) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 			if _, err := fmt.Sscan(v[1], &usec); err != nil {
 				return fmt.Errorf("TIME answered %q", v)
 			}
-			out = append(out, ClockSample{Sent: sent, Got: got, RefUS: sec*1e6 + usec})
+			out = append(out, workload.ClockSample{Sent: sent, Got: got, RefUS: sec*1e6 + usec})
 		}
 		return nil
 	})
@@ -91,7 +91,7 @@ func (t Redis) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 // redisScope is a phase's servers, fixed when the phase is built, and its key prefix.
 type redisScope struct {
 	prefix string
-	nodes  []redis.Node
+	nodes  []Node
 }
 
 // errServersChanged is the cost note of a phase whose servers were restarted or replaced.
@@ -99,33 +99,33 @@ var errServersChanged = errors.New("the servers changed during the phase (a fail
 
 // StartCost snapshots INFO on every server at once, before and after. The cost counts the
 // masters only (a replica re-runs what its master ran), without lockbench's own INFO calls.
-func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (Cost, error), error) {
-	before, err := redis.Snapshot(ctx, s.nodes)
+func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
+	before, err := Snapshot(ctx, s.nodes)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (Cost, error) {
-		after, err := redis.Snapshot(ctx, s.nodes)
+	return func(ctx context.Context) (workload.Cost, error) {
+		after, err := Snapshot(ctx, s.nodes)
 		if err != nil {
-			return Cost{}, err
+			return workload.Cost{}, err
 		}
 		if !sameServers(before, after) {
-			return Cost{}, errServersChanged
+			return workload.Cost{}, errServersChanged
 		}
-		var b, a []redis.ServerStats
+		var b, a []ServerStats
 		for i := range min(len(before), len(after)) {
 			if before[i].Role == "master" {
 				b, a = append(b, before[i]), append(a, after[i])
 			}
 		}
-		c := redis.CostBetween(b, a)
-		return Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
+		c := CostBetween(b, a)
+		return workload.Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
 	}, nil
 }
 
 // sameServers reports whether two snapshots are of the same server processes: INFO
 // counters of a restarted or replaced server cannot be subtracted.
-func sameServers(a, b []redis.ServerStats) bool {
+func sameServers(a, b []ServerStats) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -186,4 +186,9 @@ func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]
 			return nil
 		}
 	}
+}
+
+// Backend is the connection as the engine drives it.
+func (c *Conn) Backend() Backend {
+	return Backend{Client: c.Client, Nodes: c.Nodes, Connect: c.ClientOption, NodeConnect: c.NodeOptions}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package redis
+package server
 
 import (
 	"os"

@@ -1,6 +1,7 @@
-// Package target is how lockbench reaches Redis: external servers, or redis-server
-// processes it spawns on free loopback ports and always stops again.
-package redis
+// Package server runs redis-server processes: spawned on free loopback ports, paused,
+// killed, restarted, and always stopped again. It imports nothing of lockbench's engine, so
+// that internal/redistest can start servers for any package's tests.
+package server
 
 import (
 	"bufio"
@@ -111,7 +112,7 @@ func RedisServerPath() (string, error) {
 // returns once the process it started answers on its port (a check of INFO's process_id,
 // so that another server that took the port first is never mistaken for it).
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
-	if err := canSpawn(); err != nil {
+	if err := CanSpawn(); err != nil {
 		return nil, err
 	}
 	if cfg.Binary == "" {
@@ -140,7 +141,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		s.probeTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 	}
 	if s.dir == "" {
-		d, err := makeTempDir("redis")
+		d, err := MakeTempDir("redis")
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func (s *Server) start(ctx context.Context, port int) error {
 	if s.cfg.Password != "" && s.cfg.Sentinel == "" {
 		// redis-server reads a configuration file named first, then the options after it.
 		conf := filepath.Join(s.dir, "auth.conf")
-		body := "requirepass " + confQuote(s.cfg.Password) + "\nmasterauth " + confQuote(s.cfg.Password) + "\n"
+		body := "requirepass " + ConfQuote(s.cfg.Password) + "\nmasterauth " + ConfQuote(s.cfg.Password) + "\n"
 		if err := writePrivate(conf, body); err != nil {
 			return fmt.Errorf("write redis-server configuration: %w", err)
 		}
@@ -200,7 +201,7 @@ func (s *Server) start(ctx context.Context, port int) error {
 		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", port))
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n%s\n", port, s.dir, s.cfg.Sentinel)
 		if s.cfg.Password != "" {
-			body += "requirepass " + confQuote(s.cfg.Password) + "\n"
+			body += "requirepass " + ConfQuote(s.cfg.Password) + "\n"
 		}
 		if _, err := os.Stat(conf); err != nil {
 			if err := writePrivate(conf, body); err != nil {
@@ -264,9 +265,9 @@ func writePrivate(path, body string) error {
 	return f.Close()
 }
 
-// confQuote quotes s as a redis.conf argument: in double quotes, with backslash, quote and
+// ConfQuote quotes s as a redis.conf argument: in double quotes, with backslash, quote and
 // every byte outside printable ASCII escaped (\xHH), which redis-server's parser decodes.
-func confQuote(s string) string {
+func ConfQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := range len(s) {

@@ -1,4 +1,4 @@
-package redis
+package server
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 // The process control behind spawned servers (dying with lockbench, detached sessions,
 // owner-recorded temporary directories) is internal/proc's, shared with the services.
 
-// canSpawn is nil where redis-server can be spawned, else ErrSpawnUnsupported (Windows).
-func canSpawn() error {
+// CanSpawn is nil where redis-server can be spawned, else ErrSpawnUnsupported (Windows).
+func CanSpawn() error {
 	if proc.CanSpawn() != nil {
 		return ErrSpawnUnsupported
 	}
@@ -35,9 +35,9 @@ func startProcess(cmd *exec.Cmd, detached bool) error {
 	return nil
 }
 
-// makeTempDir creates a temporary directory lockbench-<name>-* owned by this process, for
+// MakeTempDir creates a temporary directory lockbench-<name>-* owned by this process, for
 // redis-server (see proc.TempDir).
-func makeTempDir(name string) (string, error) {
+func MakeTempDir(name string) (string, error) {
 	dir, err := proc.TempDir(name)
 	if err != nil {
 		return "", fmt.Errorf("create a directory for redis-server: %w", err)

@@ -9,15 +9,15 @@ import (
 
 // named is a Backend that only has a name: routing never calls anything else.
 type named struct {
-	Redis
+	Backend
 	name string
 }
 
 func (n named) Name() string { return n.name }
 
-func TestServicesRouteByTheStrategysService(t *testing.T) {
+func TestRouterRoutesByTheStrategysService(t *testing.T) {
 	redis, other := named{name: "Redis"}, named{name: "other"}
-	s := Services{Default: redis, By: map[string]Backend{"etcd": other}}
+	s := Router{Default: redis, By: map[string]Backend{"etcd": other}}
 	for _, tc := range []struct {
 		service string
 		want    string
@@ -31,10 +31,10 @@ func TestServicesRouteByTheStrategysService(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "zk-lock runs on zookeeper") || !strings.Contains(err.Error(), "it has: etcd") {
 		t.Errorf("a service the run has not: %v", err)
 	}
-	if _, err := (Services{By: map[string]Backend{"etcd": other}}).For(strategies.Info{Name: "token"}); err == nil || !strings.Contains(err.Error(), "runs on Redis") {
+	if _, err := (Router{By: map[string]Backend{"etcd": other}}).For(strategies.Info{Name: "token"}); err == nil || !strings.Contains(err.Error(), "runs on Redis") {
 		t.Errorf("a Redis strategy in a run without Redis: %v", err)
 	}
-	if got := (Services{By: map[string]Backend{"etcd": other}}).Name(); got != "other" {
+	if got := (Router{By: map[string]Backend{"etcd": other}}).Name(); got != "other" {
 		t.Errorf("barrier service without Redis: %q, want the first other service", got)
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/lockbench/lockbench/strategies"
 )
 
-// Services is the Backend of a run whose strategies do not all run on one lock service
+// Router is the Backend of a run whose strategies do not all run on one lock service
 // (`--strategy etcd-mutex,token`): each phase's strategy runs on the Backend its
 // Info.Service names, and the barrier and the reference clock of a multi-process run are
 // Default's, the one every process reaches (Redis when the run has it).
-type Services struct {
+type Router struct {
 	// Default serves the Redis strategies (Info.Service ""), the barrier and the clock.
 	// It may be nil in a run without Redis strategies and without a barrier.
 	Default Backend
@@ -23,11 +23,11 @@ type Services struct {
 	By map[string]Backend
 }
 
-var _ Backend = Services{}
+var _ Backend = Router{}
 
 // For is the Backend the strategy described by info runs on: By[info.Service], or Default
 // for a Redis strategy. A service the run did not connect to is an error that names it.
-func (s Services) For(info strategies.Info) (Backend, error) {
+func (s Router) For(info strategies.Info) (Backend, error) {
 	b := s.Default
 	if info.Service != "" {
 		b = s.By[info.Service]
@@ -50,13 +50,13 @@ func (s Services) For(info strategies.Info) (Backend, error) {
 }
 
 // Name is Default's name: the barrier's and the clock's service.
-func (s Services) Name() string { return s.def().Name() }
+func (s Router) Name() string { return s.def().Name() }
 
 // Configure is Default's; the engine configures a phase through For.
-func (s Services) Configure(o *strategies.Options) { s.def().Configure(o) }
+func (s Router) Configure(o *strategies.Options) { s.def().Configure(o) }
 
 // Scope routes by info.Service; the engine calls it through For.
-func (s Services) Scope(info strategies.Info, prefix string) Scope {
+func (s Router) Scope(info strategies.Info, prefix string) Scope {
 	b, err := s.For(info)
 	if err != nil {
 		return s.def().Scope(info, prefix)
@@ -65,23 +65,23 @@ func (s Services) Scope(info strategies.Info, prefix string) Scope {
 }
 
 // Arrive is Default's.
-func (s Services) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+func (s Router) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
 	return s.def().Arrive(ctx, key, ttl)
 }
 
 // Arrived is Default's.
-func (s Services) Arrived(ctx context.Context, key string) (int64, error) {
+func (s Router) Arrived(ctx context.Context, key string) (int64, error) {
 	return s.def().Arrived(ctx, key)
 }
 
 // ClockSamples is Default's.
-func (s Services) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
+func (s Router) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 	return s.def().ClockSamples(ctx, n)
 }
 
 // def is Default, or when it is nil the first of By in name order: a run on one other
 // service still has a barrier store and a clock.
-func (s Services) def() Backend {
+func (s Router) def() Backend {
 	if s.Default != nil {
 		return s.Default
 	}
@@ -100,7 +100,7 @@ func (s Services) def() Backend {
 // backendFor is the Backend the phase's strategy runs on: b itself unless b routes by
 // service.
 func backendFor(b Backend, info strategies.Info) (Backend, error) {
-	if s, ok := b.(Services); ok {
+	if s, ok := b.(Router); ok {
 		return s.For(info)
 	}
 	return b, nil
@@ -112,7 +112,7 @@ var ErrNoBarrier = errors.New("this lock service keeps no barrier or reference c
 
 // NoBarrier gives a Backend the barrier and clock methods of a service that keeps neither:
 // embedded in the Backends of etcd, ZooKeeper and PostgreSQL, whose runs keep the barrier
-// and the clock on Redis (Services.Default). Each answers ErrNoBarrier.
+// and the clock on Redis (Router.Default). Each answers ErrNoBarrier.
 type NoBarrier struct{}
 
 // Arrive answers ErrNoBarrier.
