@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/services/redis"
 )
@@ -161,5 +162,5 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not an etcd address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }

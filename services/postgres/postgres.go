@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/services/redis"
 )
@@ -198,5 +199,5 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not a PostgreSQL address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }

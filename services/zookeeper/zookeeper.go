@@ -23,6 +23,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
 	"github.com/lockbench/lockbench/services/redis"
 )
@@ -227,8 +228,8 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not a ZooKeeper address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }
 
 // LostNote is the note that says which loss a run's zk-lock leases signal.
 func (c *Conn) LostNote() string {
