@@ -82,15 +82,15 @@ func (c *connFlags) auth() (redis.Auth, error) {
 	return a, nil
 }
 
-// spec is the target the flags describe; need is what the strategies require ("" or
-// redlock).
-func (c *connFlags) spec(need string) (redis.Spec, error) {
+// spec is the Redis target the flags describe (the session adds what the strategies and
+// faults need).
+func (c *connFlags) spec() (redis.Spec, error) {
 	auth, err := c.auth()
 	if err != nil {
 		return redis.Spec{}, err
 	}
 	return redis.Spec{
 		Redis: profiles.SplitList(c.redis), Sentinels: profiles.SplitList(c.sentinel), Master: c.master,
-		Topology: c.topology, Need: need, ConnectTimeout: c.connectTimeout, StatePath: c.state, Auth: auth,
+		Topology: c.topology, ConnectTimeout: c.connectTimeout, StatePath: c.state, Auth: auth,
 	}, nil
 }

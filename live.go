@@ -21,6 +21,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/live"
 	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/session"
 )
 
 // liveFlags are the live-export flags of every load command.
@@ -112,11 +113,12 @@ func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*li
 // sampleRedis reads the Redis masters' command counters once a second for
 // lockbench_redis_commands_total, outside the measured path (live.SampleRedis). The
 // embedded fake has no counters to read.
-func (e *liveExports) sampleRedis(ctx context.Context, s *session) {
-	if e.metrics == nil || s.conn.Mode == "embedded" || s.conn.Mode == noRedis {
+func (e *liveExports) sampleRedis(ctx context.Context, s *session.Session) {
+	c := s.Redis
+	if e.metrics == nil || c == nil || c.Mode == "embedded" || c.Mode == session.NoRedis {
 		return
 	}
-	clients := append([]rueidis.Client{s.conn.Client}, s.conn.Nodes...)
+	clients := append([]rueidis.Client{c.Client}, c.Nodes...)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

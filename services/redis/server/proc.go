@@ -44,3 +44,5 @@ func MakeTempDir(name string) (string, error) {
 	}
 	return dir, nil
 }
+
+func init() { proc.RegisterTempNames("redis") }
