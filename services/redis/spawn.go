@@ -32,6 +32,9 @@ const (
 // Topologies lists the valid --topology values.
 func Topologies() []string { return []string{Single, Redlock, Sentinel, Cluster} }
 
+// Each topology spawns into a temporary directory of its name, swept once its owner dies.
+func init() { proc.RegisterTempNames(Topologies()...) }
+
 // MasterName is the sentinel master set name of a spawned sentinel topology.
 const MasterName = "lockbench"
 
