@@ -35,7 +35,7 @@ func spawn(t testing.TB, topology string) *redis.Conn {
 	return conn
 }
 
-// backend is the Redis backend of conn, wired as the CLI wires it (launch.go).
+// backend is the Redis backend of conn, wired as the CLI wires it (session.Backend).
 func backend(conn *redis.Conn) redis.Backend {
 	return conn.Backend()
 }
