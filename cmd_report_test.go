@@ -14,7 +14,8 @@ import (
 // report merge refuses, with exit 2, results that are not the processes of one run: one
 // measured on another Redis, one measured a day earlier. The error names the input, how it
 // differs and --force, which merges them anyway.
-func TestMergeRefusesResultsOfAnotherRunExit2(t *testing.T) {
+func TestE2EMergeRefusesResultsOfAnotherRunExit2(t *testing.T) {
+	t.Parallel()
 	srvs := redistest.Start(t, 2)
 	dir := t.TempDir()
 	runTo := func(name, addr string) string {

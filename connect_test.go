@@ -12,7 +12,7 @@ import (
 // REDISCLI_AUTH as redis-cli reads it, TLS with the deployment's CA — each run a short
 // workload to the end; a wrong password exits 1 saying authentication failed; and the secret
 // shows nowhere in what lockbench prints.
-func TestConnectingToRealDeployments(t *testing.T) {
+func TestE2EConnectingToRealDeployments(t *testing.T) {
 	const pw, alicePW = "pw-Zq81-s3cret", "alice-Xk2-s3cret"
 	plain := redistest.StartConfig(t, redis.ServerConfig{Password: pw,
 		Args: []string{"--user", "alice", "on", ">" + alicePW, "~*", "&*", "+@all"}})

@@ -49,6 +49,9 @@ var bounds = []bound{
 	{"max-inflight", func(c *workload.Config) bool { return c.MaxInflight >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.MaxInflight) }, "at least 1 (default --workers)"},
 	{"reentry", func(c *workload.Config) bool { return c.Reentry >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.Reentry) }, "0 or more"},
 	{"wait-replicas", func(c *workload.Config) bool { return c.WaitReplicas >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.WaitReplicas) }, "0 or more"},
+	{"read-ratio", func(c *workload.Config) bool { return c.ReadRatio >= 0 && c.ReadRatio <= 1 }, func(c *workload.Config) string { return fmt.Sprint(c.ReadRatio) }, "a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)"},
+	{"permits", func(c *workload.Config) bool { return atLeastOne(c.Permits) }, func(c *workload.Config) string { return strconv.Itoa(c.Permits) }, "at least 1"},
+	{"lock-set", func(c *workload.Config) bool { return atLeastOne(c.LockSet) }, func(c *workload.Config) string { return strconv.Itoa(c.LockSet) }, "at least 1"},
 }
 
 // checkSetting checks the setting named name (a flag name) of cfg; nil for settings

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,7 +56,8 @@ func TestChildShareSplitsTheRemainderOverTheFirst(t *testing.T) {
 
 // A lease shorter than the hold lets a second holder in; with one worker per process, only
 // the cross-process check can see it.
-func TestProcsSeesOverlapsBetweenProcesses(t *testing.T) {
+func TestE2EProcsSeesOverlapsBetweenProcesses(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	s, code, stderr := runBinaryJSON(t, "run", "--procs", "3", "--workers", "3", "--keys", "1", "--strategy", "token",
 		"--ttl", "100ms", "--hold", "250ms", "--duration", "2s", "--warmup", "0s")
@@ -80,37 +79,21 @@ func TestProcsSeesOverlapsBetweenProcesses(t *testing.T) {
 
 // The parent dies by SIGKILL mid-run: its children, and the redis-server it spawned, go
 // with it.
-func TestProcsChildrenDieWithTheParent(t *testing.T) {
+func TestE2EProcsChildrenDieWithTheParent(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	cmd := exec.Command(binary(t), "run", "--procs", "2", "--workers", "4", "--duration", "1m", "--warmup", "0s", "-q")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var kids []int
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		kids = children(cmd.Process.Pid)
-		if lockbenchKids(kids) == 2 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p := startBinary(t, "run", "--procs", "2", "--workers", "4", "--duration", "1m", "--warmup", "0s", "--live", "-", "-q")
+	p.awaitLive(t) // the fleet's first second: both children run
+	kids := children(p.cmd.Process.Pid)
 	if lockbenchKids(kids) != 2 {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("the parent did not start 2 children: %s; stderr %s", describeProcs(kids), stderr.String())
+		t.Fatalf("the parent did not start 2 children: %s; stderr %s", describeProcs(kids), p.stderr.String())
 	}
-	if err := cmd.Process.Kill(); err != nil {
+	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
-	deadline = time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && anyAlive(kids) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if anyAlive(kids) {
+	<-p.exited
+	// They are not this process's children: nothing to wait on but their state.
+	if !waitUntil(2*time.Minute, func() bool { return !anyAlive(kids) }) {
 		left := describeProcs(kids)
 		for _, pid := range kids {
 			if p, err := os.FindProcess(pid); err == nil {
@@ -141,29 +124,31 @@ func anyAlive(pids []int) bool {
 }
 
 // With --redis the children reach Redis themselves: one that cannot is the run's error.
-func TestProcsChildErrorIsTheRunsError(t *testing.T) {
+func TestE2EProcsChildErrorIsTheRunsError(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port) // nothing listens there
-	cmd := exec.Command(binary(t), "run", "--procs", "2", "--workers", "2", "--redis", addr,
+	p := startBinary(t, "run", "--procs", "2", "--workers", "2", "--redis", addr,
 		"--connect-timeout", "2s", "--duration", "1s", "--warmup", "0s", "-q")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	if exitStatus(err) != exitFailure {
-		t.Fatalf("exit %v; want 1. stderr: %s", err, stderr.String())
+	if !p.wait(2 * time.Minute) {
+		t.Fatalf("still running after 2 minutes: %s", p.stderr.String())
 	}
-	if msg := stderr.String(); !strings.Contains(msg, "of the --procs fleet failed") || !strings.Contains(msg, addr) {
+	if exitStatus(p.err) != exitFailure {
+		t.Fatalf("exit %v; want 1. stderr: %s", p.err, p.stderr.String())
+	}
+	if msg := p.stderr.String(); !strings.Contains(msg, "of the --procs fleet failed") || !strings.Contains(msg, addr) {
 		t.Errorf("stderr %q; want the failed process and its error naming %s", msg, addr)
 	}
 }
 
 // fair queues its waiters in Redis, whichever process they are in: three processes share a
 // hot key evenly, and nobody overlaps.
-func TestProcsFairIsFairAcrossProcesses(t *testing.T) {
+func TestE2EProcsFairIsFairAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	s, code, stderr := runBinaryJSON(t, "run", "--procs", "3", "--workers", "30", "--keys", "1", "--strategy", "fair",
 		"--wait", "pubsub", "--hold", "1ms", "--duration", "2s", "--warmup", "500ms")
@@ -182,7 +167,8 @@ func TestProcsFairIsFairAcrossProcesses(t *testing.T) {
 
 // The live view of a fleet sums its processes: --live writes one line per second for the
 // whole fleet, whose acquires add up to the merged report's.
-func TestProcsLiveSumsTheProcesses(t *testing.T) {
+func TestE2EProcsLiveSumsTheProcesses(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	live := filepath.Join(t.TempDir(), "live.ndjson")
 	s, code, stderr := runBinaryJSON(t, "run", "--procs", "2", "--workers", "4", "--keys", "8", "--strategy", "token",

@@ -11,7 +11,8 @@ import (
 
 // A sweep runs several phases of one strategy: --hdr-dir writes a pair of files for each,
 // named by its label, and none overwrites another's.
-func TestSweepWritesHDRFilesPerPhase(t *testing.T) {
+func TestE2ESweepWritesHDRFilesPerPhase(t *testing.T) {
+	t.Parallel()
 	srv, _ := redistest.Server(t)
 	dir := filepath.Join(t.TempDir(), "hdr")
 	code, _, stderr := cli("sweep", "--redis", srv.Addr, "--param", "wait=spin:1ms,pubsub", "-s", "token", "-w", "4",

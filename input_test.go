@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -99,7 +98,8 @@ func TestReportInputErrorsExit2(t *testing.T) {
 
 // An ACL user without rights on lockbench's keys gets NOPERM on every command: the run
 // measured nothing and exits 1, naming the missing permission.
-func TestNoPermissionExitsNonZero(t *testing.T) {
+func TestE2ENoPermissionExitsNonZero(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, c := redistest.Server(t)
 	if err := c.Do(context.Background(), c.B().AclSetuser().Username("limited").Rule("on", ">pw", "~other:*", "+@all").Build()).Error(); err != nil {
@@ -121,31 +121,13 @@ func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 // A second Ctrl-C quits at once, even with the server frozen and even when the process
 // was started with SIGINT ignored (the background of a script), where the default action
 // would ignore it again.
-func TestSecondInterruptQuitsAtOnce(t *testing.T) {
+func TestE2ESecondInterruptQuitsAtOnce(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
-	live := filepath.Join(t.TempDir(), "live.ndjson")
-	cmd := exec.Command("sh", "-c", `trap "" INT; exec "$0" "$@"`, binary(t), "run", "--redis", srv.Addr,
-		"--workers", "4", "--duration", "1h", "--warmup", "0s", "--acquire-timeout", "1h", "--live", live, "-q")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() { _ = cmd.Process.Kill() }()
-	// The measured window has begun once a live line is written.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if b, _ := os.ReadFile(live); len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress within a minute; stderr: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p := startCommand(t, exec.Command("sh", "-c", `trap "" INT; exec "$0" "$@"`, binary(t), "run", "--redis", srv.Addr,
+		"--workers", "4", "--duration", "1h", "--warmup", "0s", "--acquire-timeout", "1h", "--live", "-", "-q"))
+	p.awaitLive(t) // the measured window has begun
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +137,15 @@ func TestSecondInterruptQuitsAtOnce(t *testing.T) {
 	defer tick.Stop()
 	giveUp := time.After(2 * time.Minute)
 	for {
-		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
 		select {
-		case err := <-exited:
-			if exitStatus(err) != exitInterrupted || !strings.Contains(stderr.String(), "quitting at once") {
-				t.Errorf("exit %v, stderr %q; want 130 and the word that it quits at once", err, stderr.String())
+		case <-p.exited:
+			if exitStatus(p.err) != exitInterrupted || !strings.Contains(p.stderr.String(), "quitting at once") {
+				t.Errorf("exit %v, stderr %q; want 130 and the word that it quits at once", p.err, p.stderr.String())
 			}
 			return
 		case <-giveUp:
-			t.Fatalf("still running 2 minutes after the first interrupt; stderr: %s", stderr.String())
+			t.Fatalf("still running 2 minutes after the first interrupt; stderr: %s", p.stderr.String())
 		case <-tick.C:
 		}
 	}
@@ -171,7 +153,8 @@ func TestSecondInterruptQuitsAtOnce(t *testing.T) {
 
 // --html writes the self-contained report beside the table, and report html renders a
 // result file and the JSON of report compare; nothing in them is fetched from elsewhere.
-func TestHTMLReports(t *testing.T) {
+func TestE2EHTMLReports(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()

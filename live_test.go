@@ -20,22 +20,84 @@ import (
 	"github.com/lockbench/lockbench/report"
 )
 
-// syncBuffer is a bytes.Buffer a running command writes to while the test reads it.
+// syncBuffer is a bytes.Buffer a running command writes to while the test reads it, and
+// waits on (awaitLine): the lines a command prints are the events a test waits for.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	wrote  chan struct{} // a token after each write, for awaitLine
+	closed bool
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	wrote := b.signal()
+	b.mu.Unlock()
+	select {
+	case wrote <- struct{}{}:
+	default: // a token is waiting already
+	}
+	return n, err
+}
+
+// signal returns the channel a write or Close sends its token to; b.mu is held.
+func (b *syncBuffer) signal() chan struct{} {
+	if b.wrote == nil {
+		b.wrote = make(chan struct{}, 1)
+	}
+	return b.wrote
+}
+
+// Close says the writer is done (its process ended): awaitLine stops waiting for more.
+func (b *syncBuffer) Close() {
+	b.mu.Lock()
+	b.closed = true
+	wrote := b.signal()
+	b.mu.Unlock()
+	select {
+	case wrote <- struct{}{}:
+	default:
+	}
 }
 
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// awaitLine waits for a complete line that match accepts and returns it; false when the
+// writer closed or within passed first. within is a generous bound for a stuck process,
+// not a measure of anything.
+func (b *syncBuffer) awaitLine(within time.Duration, match func(line string) bool) (string, bool) {
+	giveUp := time.NewTimer(within)
+	defer giveUp.Stop()
+	seen := 0 // bytes of complete lines already tried
+	for {
+		b.mu.Lock()
+		text, closed, wrote := b.buf.String(), b.closed, b.signal()
+		b.mu.Unlock()
+		for {
+			i := strings.IndexByte(text[seen:], '\n')
+			if i < 0 {
+				break
+			}
+			line := text[seen : seen+i]
+			seen += i + 1
+			if match(line) {
+				return line, true
+			}
+		}
+		if closed {
+			return "", false
+		}
+		select {
+		case <-wrote:
+		case <-giveUp.C:
+			return "", false
+		}
+	}
 }
 
 // counterValue finds `name{...strategy="s"...} v` in a text exposition; -1 when absent.
@@ -51,7 +113,8 @@ func counterValue(exposition, name, strategy string) float64 {
 
 // During a real run against a real redis-server, /metrics shows the running strategy's
 // series, acquisitions and Redis commands counting up.
-func TestMetricsEndpointDuringARun(t *testing.T) {
+func TestE2EMetricsEndpointDuringARun(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -111,7 +174,8 @@ func TestMetricsEndpointDuringARun(t *testing.T) {
 
 // --live - streams one NDJSON line per strategy per second on stdout and nothing else (the
 // table goes to stderr); the lines add up to the report's totals.
-func TestLiveNDJSONOnStdout(t *testing.T) {
+func TestE2ELiveNDJSONOnStdout(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	code, stdout, stderr := cli("run", "--redis", srv.Addr, "--strategy", "token,fenced", "--workers", "4",
@@ -133,9 +197,12 @@ func TestLiveNDJSONOnStdout(t *testing.T) {
 		lines[l.Strategy] = append(lines[l.Strategy], l)
 	}
 	for i, s := range []string{"token", "fenced"} {
+		// One a second, of the second just past: a busy machine may fold two seconds into
+		// one line (its interval_s says so), so the count of lines proves nothing; that
+		// they add up to the report is TestE2ELiveFileAddsUpToTheReport's.
 		ls := lines[s]
-		if len(ls) < 2 {
-			t.Errorf("%s: %d lines for a 2 s window, want one per second", s, len(ls))
+		if len(ls) == 0 {
+			t.Errorf("%s: no line for a 2 s window, want one per second", s)
 			continue
 		}
 		for j, l := range ls {
@@ -154,7 +221,8 @@ func TestLiveNDJSONOnStdout(t *testing.T) {
 
 // --live FILE gets the same lines, summing to the report's acquisitions, timeouts and
 // overlaps; the report stays on stdout.
-func TestLiveFileAddsUpToTheReport(t *testing.T) {
+func TestE2ELiveFileAddsUpToTheReport(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	path := filepath.Join(t.TempDir(), "live.ndjson")
@@ -183,7 +251,7 @@ func TestLiveFileAddsUpToTheReport(t *testing.T) {
 		acquires, timeouts, overlaps, n = acquires+l.Acquires, timeouts+l.Timeouts, overlaps+l.Overlaps, n+1
 	}
 	r := sum.Results[0]
-	if n < 2 || acquires != r.Acquired || timeouts != r.Timeouts || overlaps != r.Safety.Overlaps {
+	if n == 0 || r.Acquired == 0 || acquires != r.Acquired || timeouts != r.Timeouts || overlaps != r.Safety.Overlaps {
 		t.Errorf("%d lines sum to %d acquires, %d timeouts, %d overlaps; the report says %d, %d, %d",
 			n, acquires, timeouts, overlaps, r.Acquired, r.Timeouts, r.Safety.Overlaps)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +37,8 @@ func TestProfileMessages(t *testing.T) {
 }
 
 // capacity's header names the time each step measures, --step-duration.
-func TestCapacityHeaderShowsTheStep(t *testing.T) {
+func TestE2ECapacityHeaderShowsTheStep(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	code, stdout, stderr := cli("capacity", "--redis", srv.Addr, "--slo", "p99=1s", "--start", "50", "--factor", "100",
@@ -50,7 +49,8 @@ func TestCapacityHeaderShowsTheStep(t *testing.T) {
 }
 
 // --tls-insecure is said in the report: the server was not authenticated.
-func TestTLSInsecureIsNoted(t *testing.T) {
+func TestE2ETLSInsecureIsNoted(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	ca := redistest.NewCA(t)
 	srv := redistest.StartConfig(t, redis.ServerConfig{TLS: &ca.Files})
@@ -64,7 +64,8 @@ func TestTLSInsecureIsNoted(t *testing.T) {
 }
 
 // target up with --state says so in the commands it suggests.
-func TestTargetUpHintKeepsState(t *testing.T) {
+func TestE2ETargetUpHintKeepsState(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	state := filepath.Join(t.TempDir(), "state.json")
 	code, stdout, stderr := cli("target", "up", "--state", state)
@@ -78,39 +79,15 @@ func TestTargetUpHintKeepsState(t *testing.T) {
 }
 
 // --node without its partner says whom it waits for, and how long.
-func TestNodeSaysItWaits(t *testing.T) {
+func TestE2ENodeSaysItWaits(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
-	cmd := exec.Command(binary(t), "run", "--redis", srv.Addr, "--node", "1/2", "--barrier", "alone", "-d", "1s", "-q")
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("lockbench ended without saying it waits")
-			}
-			if strings.Contains(l, "all 2 processes") && strings.Contains(l, `"alone"`) && strings.Contains(l, "waiting up to 5m0s") {
-				return
-			}
-		case <-timeout:
-			t.Fatal("no word within a minute that node 1/2 waits for its partner")
-		}
+	p := startBinary(t, "run", "--redis", srv.Addr, "--node", "1/2", "--barrier", "alone", "-d", "1s", "-q")
+	if _, ok := p.stderr.awaitLine(2*time.Minute, func(l string) bool {
+		return strings.Contains(l, "all 2 processes") && strings.Contains(l, `"alone"`) && strings.Contains(l, "waiting up to 5m0s")
+	}); !ok {
+		t.Fatalf("no word that node 1/2 waits for its partner (exit %v): %s", p.err, p.stderr.String())
 	}
 }
 
@@ -121,7 +98,8 @@ func firstLines(s string, n int) string {
 
 // A server that requires client certificates, reached without one: the message says what it
 // may want, instead of asking whether this is a TLS port.
-func TestMutualTLSWithoutClientCertificate(t *testing.T) {
+func TestE2EMutualTLSWithoutClientCertificate(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
 	ca := redistest.NewCA(t)
 	port, err := proc.FreePort()
@@ -129,22 +107,12 @@ func TestMutualTLSWithoutClientCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	srv := exec.Command("redis-server", "--port", "0", "--bind", "127.0.0.1", "--tls-port", strconv.Itoa(port),
+	srv := startCommand(t, exec.Command("redis-server", "--port", "0", "--bind", "127.0.0.1", "--tls-port", strconv.Itoa(port),
 		"--tls-cert-file", ca.Files.CertFile, "--tls-key-file", ca.Files.KeyFile, "--tls-ca-cert-file", ca.Files.CAFile,
-		"--tls-auth-clients", "yes", "--save", "", "--appendonly", "no")
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	// Ready once it accepts TCP (a handshake without a certificate is what we test).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server with TLS did not listen within 30s")
-		}
+		"--tls-auth-clients", "yes", "--save", "", "--appendonly", "no"))
+	// Ready once it says so (a handshake without a certificate is what we test).
+	if _, ok := srv.stdout.awaitLine(2*time.Minute, func(l string) bool { return strings.Contains(l, "Ready to accept connections") }); !ok {
+		t.Fatalf("redis-server with TLS never became ready (%v): %s%s", srv.err, srv.stdout.String(), srv.stderr.String())
 	}
 	code, _, stderr := cli("run", "--redis", "rediss://"+addr, "--tls-ca-cert", ca.Files.CAFile, "--duration", "200ms", "--connect-timeout", "5s")
 	if code == exitOK || !strings.Contains(stderr, "client certificate") || strings.Contains(stderr, "is this a TLS port?") {

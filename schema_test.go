@@ -38,7 +38,8 @@ func schemaVersionOf(t *testing.T, data []byte) int {
 
 // Every JSON output — run, sweep, capacity, report merge and report compare — measured on a
 // real redis-server validates against schema/ and carries this release's schema_version.
-func TestEveryJSONOutputValidatesSchema(t *testing.T) {
+func TestE2EEveryJSONOutputValidatesSchema(t *testing.T) {
+	t.Parallel()
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()
 	files := map[string]string{}
@@ -100,7 +101,8 @@ func TestEveryJSONOutputValidatesSchema(t *testing.T) {
 
 // A result file from before the schema had a version (old field names, no schema_version)
 // is still read by report compare and merge; one from a newer schema is refused with exit 2.
-func TestReportReadsOlderSchemaRefusesNewer(t *testing.T) {
+func TestE2EReportReadsOlderSchemaRefusesNewer(t *testing.T) {
+	t.Parallel()
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "now.json")
@@ -162,7 +164,8 @@ func TestReportReadsOlderSchemaRefusesNewer(t *testing.T) {
 // the four tags, values in ns; per tag, the seconds add up to exactly the JSON's counts,
 // and their percentiles are the JSON's µs × 1000 (to within the histograms' 0.1%). report
 // merge --hdr-dir writes the merged log from the per-second histograms the JSON carries.
-func TestHDRLogReadsBackEveryTagInNanoseconds(t *testing.T) {
+func TestE2EHDRLogReadsBackEveryTagInNanoseconds(t *testing.T) {
+	t.Parallel()
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()
 	jsonPath, hdrDir := filepath.Join(dir, "r.json"), filepath.Join(dir, "hdr")

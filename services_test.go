@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/report"
 )
 
 // requireServices skips (fails under CI=1) without the Debian packages of etcd, ZooKeeper
@@ -33,56 +30,46 @@ func requireServices(t *testing.T) {
 	t.Skip("etcd-server, zookeeperd or postgresql is not installed")
 }
 
+// servicesSlot lets one test at a time spawn etcd, ZooKeeper and PostgreSQL: their start
+// (a JVM's above all) takes a CPU for seconds, and several at once on a small machine
+// outlast the services' own start-up timeouts.
+var servicesSlot sync.Mutex
+
+// spawnsServices waits for servicesSlot and holds it until t ends.
+func spawnsServices(t *testing.T) {
+	t.Helper()
+	requireServices(t)
+	servicesSlot.Lock()
+	t.Cleanup(servicesSlot.Unlock)
+}
+
 // The other lock services are spawned for the strategies that need them and stopped on
 // Ctrl-C like the Redis servers: a real process, SIGINT mid-phase, none of its children left.
-func TestCtrlCStopsServiceServers(t *testing.T) {
+func TestE2ECtrlCStopsServiceServers(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	requireServices(t)
-	live := filepath.Join(t.TempDir(), "live.ndjson")
-	cmd := exec.Command(binary(t), "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--workers", "10",
-		"--duration", "1m", "--warmup", "0", "--format", "json", "--live", live)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	spawnsServices(t)
+	out := filepath.Join(t.TempDir(), "report.json")
+	p := startBinary(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--workers", "10",
+		"--duration", "1m", "--warmup", "0", "--format", "json", "--out", out, "--live", "-")
+	p.awaitLive(t) // past the servers' set-up: into the phases
+	// etcd, the ZooKeeper JVM and the postmaster (initdb has come and gone); no phase runs
+	// on Redis, so no redis-server.
+	kids := children(p.cmd.Process.Pid)
+	if want := []string{"etcd", "java", "postgres"}; !hasAll(kids, want) {
+		t.Fatalf("lockbench spawned %s, want %v; stderr: %s", describeProcs(kids), want, p.stderr.String())
 	}
-	// Wait for etcd, the ZooKeeper JVM and the postmaster (initdb comes and goes); no phase
-	// runs on Redis, so no redis-server.
-	want := []string{"etcd", "java", "postgres"}
-	var kids []int
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		kids = children(cmd.Process.Pid)
-		if hasAll(kids, want) {
-			break
-		}
-	}
-	if !hasAll(kids, want) {
-		_ = cmd.Process.Kill()
-		t.Fatalf("lockbench spawned %s, want %v; stderr: %s", describeProcs(kids), want, stderr.String())
-	}
-	if !awaitLiveSecond(live, 60*time.Second) { // past the servers' set-up: into the phases
-		_ = cmd.Process.Kill()
-		t.Fatalf("no second of the first phase reported live within 60s; stderr: %s", stderr.String())
-	}
-	if kids = children(cmd.Process.Pid); hasAll(kids, []string{"redis-server"}) {
+	if hasAll(kids, []string{"redis-server"}) {
 		t.Errorf("a run of etcd, ZooKeeper and PostgreSQL phases spawned a redis-server too: %s", describeProcs(kids))
 	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
 	var exitErr error
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-			exitErr = fmt.Errorf("exit: %v, want %d; stderr: %s", err, exitInterrupted, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		exitErr = fmt.Errorf("no exit within 30s of SIGINT; stderr: %s", stderr.String())
+	if !p.wait(2 * time.Minute) {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		exitErr = fmt.Errorf("still running 2 minutes after SIGINT; stderr: %s", p.stderr.String())
+	} else if exitStatus(p.err) != exitInterrupted {
+		exitErr = fmt.Errorf("exit: %v, want %d; stderr: %s", p.err, exitInterrupted, p.stderr.String())
 	}
 	for _, pid := range kids {
 		if alive(pid) {
@@ -95,9 +82,9 @@ func TestCtrlCStopsServiceServers(t *testing.T) {
 	if exitErr != nil {
 		t.Fatal(exitErr)
 	}
-	var s report.Summary
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || !s.Interrupted {
-		t.Fatalf("want an interrupted JSON report: %v\n%s", err, stdout.String())
+	s, err := readSummary(out)
+	if err != nil || !s.Interrupted {
+		t.Fatalf("want an interrupted JSON report: %v, %+v", err, s)
 	}
 	notes := strings.Join(s.Notes, "\n")
 	for _, svc := range []string{"etcd: spawned", "ZooKeeper: spawned", "PostgreSQL: spawned"} {
@@ -109,9 +96,10 @@ func TestCtrlCStopsServiceServers(t *testing.T) {
 
 // The "done when": a run of each service's strategy next to token spawns what it
 // needs, gives rows without overlap and with a cost per acquire, and leaves no server behind.
-func TestServiceStrategiesRunNextToToken(t *testing.T) {
+func TestE2EServiceStrategiesRunNextToToken(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	requireServices(t)
+	spawnsServices(t)
 	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory,token",
 		"--workers", "10", "--duration", "1s", "--warmup", "200ms")
 	if s == nil {
@@ -135,9 +123,10 @@ func TestServiceStrategiesRunNextToToken(t *testing.T) {
 // Redis target: in a profile-like run of token and zk-lock, kill:node=0 kills the ZooKeeper
 // server in zk-lock's phase, which comes back on its data. Through the binary, as the
 // sessions reconnect with watches (runBinaryJSON).
-func TestKillActsOnTheServicesServer(t *testing.T) {
+func TestE2EKillActsOnTheServicesServer(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	requireServices(t)
+	spawnsServices(t)
 	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
 		"--workers", "4", "--duration", "1s", "--warmup", "500ms")
 	if s == nil {
@@ -166,9 +155,10 @@ func TestKillActsOnTheServicesServer(t *testing.T) {
 // latency acts on the services' own traffic: their strategies connect through the fault
 // proxies, so that an uncontended acquire (one worker per key) waits at least the added
 // delay, which it never comes near on loopback.
-func TestLatencyActsOnTheServicesTraffic(t *testing.T) {
+func TestE2ELatencyActsOnTheServicesTraffic(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	requireServices(t)
+	spawnsServices(t)
 	// A warm-up for the sessions: ZooKeeper's takes several delayed round trips to set up.
 	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
 		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s")
@@ -189,9 +179,10 @@ func TestLatencyActsOnTheServicesTraffic(t *testing.T) {
 // the sessions reconnect with watches: runBinaryJSON): no znode of a lost
 // create is left to hold a lock for as long as its session lives (the zookeeper package's
 // TestPartitionLeavesNoOrphan, which the race detector cannot run: see its file).
-func TestZKPartitionRecovers(t *testing.T) {
+func TestE2EZKPartitionRecovers(t *testing.T) {
+	t.Parallel()
 	redistest.Require(t)
-	requireServices(t)
+	spawnsServices(t)
 	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
 		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "4s", "--warmup", "1s")
 	if s == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -26,33 +27,36 @@ const (
 // Seeds 003/004 and Kleppmann: a holder stalled past its ttl (a slow call, a long
 // computation) loses its lock to the next client while it still believes it holds it.
 //   - set-nx-del cannot notice: its lease lapses and, worse, its DEL then frees the next
-//     holder's lock — UNSAFE.
+//     holder's lock — UNSAFE. The phase runs until the oracle has seen an overlap.
 //   - token with a watchdog keeps its lease: the stall is in the holder's goroutine only, and
-//     the watchdog goes on renewing — safe.
+//     the watchdog goes on renewing — safe. The phase runs until three holders have come
+//     back from a whole stall, each of which outlived the ttl only by the renewals.
 //
-// p=0.2 per critical section with cycles of ~20ms stalls every key within a handful of
-// cycles, each stall lapses set-nx-del's lease by 400ms with four waiters ready: dozens of
-// overlaps per run (80 to 140 measured), never zero.
+// A ttl of 2s renews every 667ms (ttl/3): a renewal may run 1.3s late on a busy machine
+// before the lease lapses. p=0.2 per critical section with cycles of ~20ms stalls every key
+// within a handful of cycles, with four waiters ready.
 func TestHolderPause(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
-	fault := "holder-pause:p=0.2,d=" + pauseD
+	const d = 3 * time.Second
+	fault := "holder-pause:p=0.2,d=3s"
 	mod := func(wd strategies.Watchdog) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = pauseTTL, hold("20ms"), wd, []string{fault}
+			ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = 2*time.Second, hold("20ms"), wd, []string{fault}
 		}
 	}
-	rs := b.run(t, config(2*time.Second,
-		phase("set-nx-del", mod(strategies.Watchdog{})),
-		phase("token", mod(strategies.Watchdog{Auto: true})),
-	))
-	for _, r := range rs {
-		e := event(t, r, fault, "holders stalled 1s inside the critical section")
+	naive := b.watchPhase(t, config(deadline, phase("set-nx-del", mod(strategies.Watchdog{}))), &watch{},
+		func(w *watch) bool { return w.overlapsSoFar() > 0 })
+	w := &watch{longD: d}
+	guarded := b.watchPhase(t, config(deadline, phase("token", mod(strategies.Watchdog{Auto: true}))), w,
+		func(w *watch) bool { return w.long.Load() >= 3 })
+
+	for _, r := range []report.Result{naive, guarded} {
+		e := event(t, r, fault, "holders stalled 3s inside the critical section")
 		if stalled := leadingCount(t, e.What); stalled == 0 {
 			t.Errorf("%s: no holder was stalled: %q", r.Strategy, e.What)
 		}
 	}
-	naive, guarded := rs[0], rs[1]
 	if naive.Safety.Overlaps == 0 || !strings.HasPrefix(naive.Verdict, "UNSAFE") {
 		t.Errorf("set-nx-del under holder-pause d > ttl: verdict %q, %d overlaps; want UNSAFE", naive.Verdict, naive.Safety.Overlaps)
 	}
@@ -60,7 +64,7 @@ func TestHolderPause(t *testing.T) {
 		t.Errorf("token with watchdog under holder-pause: verdict %q, safety %+v; want safe: the watchdog renews through the stall", guarded.Verdict, guarded.Safety)
 	}
 	if guarded.Renewals == 0 {
-		t.Errorf("token with watchdog: no renewals during 1s stalls of a 600ms lease")
+		t.Errorf("token with watchdog: no renewals during %d stalls of 3s on a 2s lease", w.long.Load())
 	}
 }
 
@@ -218,12 +222,12 @@ func TestCrashBetween(t *testing.T) {
 	}
 }
 
-// Seed 000 trusts client clocks. Half the workers read a clock 1s ahead, more than the 600ms
-// ttl (long enough that no holder on a loaded machine outlives it by being descheduled: at
-// 300ms CI saw setnx-stale overlap without any skew):
+// Seed 000 trusts client clocks. Half the workers read a clock 5s ahead, more than the 3s
+// ttl (which no holder of 200ms outlives by being descheduled, even on a busy machine: at
+// 600ms one CI run saw setnx-stale overlap without any skew doing it):
 //   - getset: a skewed client judges every lock an unskewed one holds stale (now - then =
-//     1s > ttl) and takes it over while its holder is inside — every such takeover is an
-//     overlap, hundreds per second.
+//     5s > ttl) and takes it over while its holder is inside — every such takeover is an
+//     overlap, dozens per run.
 //   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
 //     the live lock stale and, as the seed's do-while does, retries at once without pausing,
 //     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
@@ -231,13 +235,14 @@ func TestCrashBetween(t *testing.T) {
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
-	fault := "clock-skew:fraction=0.5,offset=1s"
+	fault := "clock-skew:fraction=0.5,offset=5s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 600*time.Millisecond, hold("50ms"), faults
-			// Losers pause 50ms (a hold) between attempts, the seed's loop sleeping; a skewed one skips
-			// the pause. Far above a round trip even on a loaded machine, so the spin shows.
-			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 50 * time.Millisecond}
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 3*time.Second, hold("200ms"), faults
+			// Losers pause 200ms (a hold) between attempts, the seed's loop sleeping; a skewed
+			// one skips the pause. Far above a round trip even on a busy machine (20ms), so the
+			// spin shows.
+			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 200 * time.Millisecond}
 		}
 	}
 	rs := b.run(t, config(1500*time.Millisecond,
@@ -247,7 +252,7 @@ func TestClockSkew(t *testing.T) {
 	))
 	getset, stale, calm := rs[0], rs[1], rs[2]
 	for _, r := range rs[:2] {
-		e := event(t, r, fault, "workers read a clock 1s off")
+		e := event(t, r, fault, "workers read a clock 5s off")
 		if want := "10 of 20 workers"; !strings.HasPrefix(e.What, want) {
 			t.Errorf("%s: %q, want it to say %q", r.Strategy, e.What, want)
 		}
@@ -256,7 +261,7 @@ func TestClockSkew(t *testing.T) {
 		}
 	}
 	if getset.Safety.Overlaps == 0 || !strings.HasPrefix(getset.Verdict, "UNSAFE") {
-		t.Errorf("getset with half the clocks 1s ahead: verdict %q; want UNSAFE (skewed clients take over live locks)", getset.Verdict)
+		t.Errorf("getset with half the clocks 5s ahead: verdict %q; want UNSAFE (skewed clients take over live locks)", getset.Verdict)
 	}
 	if stale.Safety.Overlaps != 0 || calm.Safety.Overlaps != 0 {
 		t.Errorf("setnx-stale: %d overlaps skewed, %d in sync; SET NX guards it either way", stale.Safety.Overlaps, calm.Safety.Overlaps)
@@ -265,8 +270,9 @@ func TestClockSkew(t *testing.T) {
 		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
 	}
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
-	// pauses 50ms between attempts. Measured 11x; 2x leaves room for round trips of several
-	// milliseconds on a loaded machine (pausing 20ms, six busy threads on two cores: 1.5x).
+	// pauses a hold between attempts. With 50ms holds a busy machine's round trips of
+	// several milliseconds brought the ratio from 11x down to 1.6x; a hold of 200ms leaves
+	// ten round trips of 20ms in it.
 	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
 	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
 	if ratio < 2 {

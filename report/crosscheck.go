@@ -29,13 +29,28 @@ type CrossCheck struct {
 	StaleFences      uint64 `json:"stale_fences"`
 	FenceRegressions uint64 `json:"fence_regressions"`
 	FenceReuses      uint64 `json:"fence_reuses"`
+
+	// MaxHolders, MaxReaders and MaxWriters are the most holders of one key the check saw
+	// inside at once across the processes, certain beyond the clocks' uncertainty (see
+	// Safety.MaxHolders); readers and writers for a rw-lock only.
+	MaxHolders uint64 `json:"max_holders,omitempty"`
+	MaxReaders uint64 `json:"max_readers,omitempty"`
+	MaxWriters uint64 `json:"max_writers,omitempty"`
+}
+
+// KeyCapacity is how many may hold one key at once, for the cross-process check: a Result's
+// Capacity and Permits.
+type KeyCapacity struct {
+	Kind    string // "" or "set": one per key; "semaphore": Permits; "rw": readers or one writer
+	Permits int
 }
 
 // checked is a section in the cross-process check.
 type checked struct {
 	Section
-	proc int
-	u    int64 // its process's clock uncertainty, µs
+	proc   int
+	reader bool  // a rw-lock's read hold
+	u      int64 // its process's clock uncertainty, µs
 	// supersededAt is when a section of another process entered while this one was inside
 	// (by more than the uncertainty); 0 when none did.
 	supersededAt int64
@@ -49,22 +64,40 @@ type checked struct {
 // processes' own oracles did not (the section flags say what they did), so the counts add
 // to theirs; and, as they do, only for sections of the measured window: an overlap for the
 // section that entered, a misdelete for the one that released, a write for its writer.
-func CheckAcross(hs []*History) (CrossCheck, error) {
+//
+// It checks mutexes; CheckAcrossCapacity checks locks that admit more than one holder.
+func CheckAcross(hs []*History) (CrossCheck, error) { return CheckAcrossCapacity(hs, KeyCapacity{}) }
+
+// CheckAcrossCapacity is CheckAcross for a lock of capacity k. A semaphore's or a rw-lock's
+// section overlaps when it enters past the key's capacity (more than Permits inside, a
+// reader beside a writer, a writer beside anyone) with a holder of another process among
+// those inside; a lock set's sections, one per key of the set, are a mutex's. Misdeletes and
+// writes are checked for mutexes and lock sets only: a permit given back removes nobody's
+// lock, and these locks carry no fence.
+func CheckAcrossCapacity(hs []*History, k KeyCapacity) (CrossCheck, error) {
 	c := CrossCheck{Processes: len(hs), Complete: true}
 	byKey := map[int32][]*checked{}
 	var us []int64
 	for i, h := range hs {
-		secs, err := DecodeSections(h.Data)
-		if err != nil {
-			return c, fmt.Errorf("process %s: %w", h.Process, err)
-		}
 		c.Complete = c.Complete && !h.Truncated
-		c.Sections += uint64(len(secs))
 		us = append(us, h.UncertaintyUS)
-		for _, s := range secs {
-			byKey[s.Key] = append(byKey[s.Key], &checked{Section: s, proc: i, u: h.UncertaintyUS})
-			if s.measured() {
-				c.MeasuredSections++
+		for _, part := range []struct {
+			data   string
+			reader bool
+		}{{h.Data, false}, {h.Readers, true}} {
+			if part.data == "" && part.reader {
+				continue
+			}
+			secs, err := DecodeSections(part.data)
+			if err != nil {
+				return c, fmt.Errorf("process %s: %w", h.Process, err)
+			}
+			c.Sections += uint64(len(secs))
+			for _, s := range secs {
+				byKey[s.Key] = append(byKey[s.Key], &checked{Section: s, proc: i, reader: part.reader, u: h.UncertaintyUS})
+				if s.measured() {
+					c.MeasuredSections++
+				}
 			}
 		}
 	}
@@ -72,12 +105,65 @@ func CheckAcross(hs []*History) (CrossCheck, error) {
 	if n := len(us); n >= 2 {
 		c.UncertaintyUS = us[n-1] + us[n-2]
 	}
+	shared := k.Kind == "rw" || (k.Kind == "semaphore" && k.Permits > 1)
 	for _, secs := range byKey {
 		slices.SortStableFunc(secs, func(a, b *checked) int { return cmp.Compare(a.EnterUS, b.EnterUS) })
+		if shared {
+			c.capacityOverlaps(secs, us[len(us)-1], k)
+			continue
+		}
 		c.overlaps(secs, us[len(us)-1])
 		c.writes(secs)
 	}
 	return c, nil
+}
+
+// capacityOverlaps sweeps one key's sections of a semaphore or a rw-lock in entry order:
+// at each entry, the holders certainly inside with it (its own process's exactly, another
+// process's by more than the two clocks' uncertainty) are the key's holders then.
+func (c *CrossCheck) capacityOverlaps(secs []*checked, maxU int64, k KeyCapacity) {
+	var inside []*checked
+	for _, s := range secs {
+		inside = slices.DeleteFunc(inside, func(a *checked) bool { return a.ExitUS+2*maxU < s.EnterUS })
+		var readers, writers uint64
+		if s.reader {
+			readers++
+		} else {
+			writers++
+		}
+		past := false // another process's holder is inside past the capacity
+		for _, a := range inside {
+			tol := int64(0)
+			if a.proc != s.proc {
+				tol = a.u + s.u
+			}
+			if min(a.ExitUS, s.ExitUS)-s.EnterUS <= tol {
+				continue // gone before s entered, or not certainly inside with it
+			}
+			if a.reader {
+				readers++
+			} else {
+				writers++
+			}
+			if a.proc != s.proc && k.Kind == "rw" && (!s.reader || !a.reader) {
+				past = true
+			}
+		}
+		n := readers + writers
+		if k.Kind == "semaphore" && n > uint64(k.Permits) {
+			past = slices.ContainsFunc(inside, func(a *checked) bool {
+				return a.proc != s.proc && min(a.ExitUS, s.ExitUS)-s.EnterUS > a.u+s.u
+			})
+		}
+		if past && s.Flags&FlagOverlap == 0 && s.measured() {
+			c.Overlaps++
+		}
+		c.MaxHolders = max(c.MaxHolders, n)
+		if k.Kind == "rw" {
+			c.MaxReaders, c.MaxWriters = max(c.MaxReaders, readers), max(c.MaxWriters, writers)
+		}
+		inside = append(inside, s)
+	}
 }
 
 // overlaps sweeps one key's sections in entry order, keeping those still inside.
@@ -179,4 +265,7 @@ func (c CrossCheck) add(s *Safety) {
 	s.StaleFences += c.StaleFences
 	s.FenceRegressions += c.FenceRegressions
 	s.FenceReuses += c.FenceReuses
+	s.MaxHolders = max(s.MaxHolders, c.MaxHolders)
+	s.MaxReaders = max(s.MaxReaders, c.MaxReaders)
+	s.MaxWriters = max(s.MaxWriters, c.MaxWriters)
 }

@@ -36,8 +36,11 @@ type History struct {
 	// sections after TruncatedAtUS (reference clock) are missing.
 	Truncated     bool  `json:"truncated,omitempty"`
 	TruncatedAtUS int64 `json:"truncated_at_us,omitempty"`
-	// Data is the sections, compressed (EncodeSections).
+	// Data is the sections, compressed (EncodeSections): for a rw-lock, the writers'.
 	Data string `json:"data"`
+	// Readers is a rw-lock's read sections, encoded as Data: readers hold a key together,
+	// so the check must tell them from writers. Empty for other locks.
+	Readers string `json:"readers,omitempty"`
 }
 
 // Section is one critical section: a worker inside one key, from entering to leaving.

@@ -398,6 +398,7 @@ func mergeResult(group []*Result) (Result, error) {
 	out := Result{
 		Strategy: first.Strategy, Label: first.Label, ParamValue: first.ParamValue,
 		Wait: first.Wait, TTLMS: first.TTLMS, WatchdogMS: first.WatchdogMS, Keys: first.Keys,
+		Capacity: first.Capacity, Permits: first.Permits, ReadRatio: first.ReadRatio, LockSet: first.LockSet,
 	}
 	for n, r := range group {
 		out.DurationS = max(out.DurationS, r.DurationS)
@@ -422,6 +423,12 @@ func mergeResult(group []*Result) (Result, error) {
 		out.Safety.StuckKeys += r.Safety.StuckKeys
 		out.Safety.CrashedHolders += r.Safety.CrashedHolders
 		out.Safety.BlockedAfterCrash = mergeCrashBlocked(out.Safety.BlockedAfterCrash, r.Safety.BlockedAfterCrash)
+		// Each process counts the permits missing where its own holders died, at most one
+		// per death of its own.
+		out.Safety.LeakedPermits += r.Safety.LeakedPermits
+		out.Safety.MaxHolders = max(out.Safety.MaxHolders, r.Safety.MaxHolders)
+		out.Safety.MaxReaders = max(out.Safety.MaxReaders, r.Safety.MaxReaders)
+		out.Safety.MaxWriters = max(out.Safety.MaxWriters, r.Safety.MaxWriters)
 		out.Renewals += r.Renewals
 		out.Faults = appendNew(out.Faults, r.Faults...)
 		out.Notes = appendNew(out.Notes, r.Notes...)
@@ -672,7 +679,7 @@ func checkAcross(out *Result, group []*Result) error {
 		}
 		hs = append(hs, r.History)
 	}
-	c, err := CheckAcross(hs)
+	c, err := CheckAcrossCapacity(hs, KeyCapacity{Kind: out.Capacity, Permits: out.Permits})
 	if err != nil {
 		return err
 	}

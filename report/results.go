@@ -475,6 +475,9 @@ func resultNotes(label string, r *Result, runFaults []string) []string {
 	if counts := countNotes(r); len(counts) > 0 {
 		lines = append(lines, label+": "+strings.Join(counts, ", "))
 	}
+	if n := holdersNote(r); n != "" {
+		lines = append(lines, label+": "+n)
+	}
 	if len(r.Faults) > 0 && !slices.Equal(r.Faults, runFaults) {
 		lines = append(lines, label+": faults: "+strings.Join(r.Faults, "; "))
 	}
@@ -514,6 +517,22 @@ func countNotes(r *Result) []string {
 		}
 	}
 	return counts
+}
+
+// holdersNote says, for a lock that is not a mutex, what it admits per key and the most
+// holders the oracle saw inside one key at once; "" for a mutex, whose table says it all.
+func holdersNote(r *Result) string {
+	s := r.Safety
+	switch r.Capacity {
+	case "semaphore":
+		return fmt.Sprintf("holders: at most %d per key at once (%s)", s.MaxHolders, plural(r.Permits, "permit"))
+	case "rw":
+		return fmt.Sprintf("holders: at most %d per key at once (%s, %s; read ratio %s)", s.MaxHolders,
+			plural(int(s.MaxReaders), "reader"), plural(int(s.MaxWriters), "writer"), strconv.FormatFloat(r.ReadRatio, 'g', -1, 64))
+	case "set":
+		return fmt.Sprintf("holders: at most %d per key at once (%s per acquire)", s.MaxHolders, plural(max(r.LockSet, 1), "key"))
+	}
+	return ""
 }
 
 // maxEventNotes is how many fault events a result's note lists before "+N more".

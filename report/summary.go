@@ -112,6 +112,11 @@ type Config struct {
 	Faults           []string `json:"faults,omitempty"`
 	Profile          string   `json:"profile,omitempty"`
 	OnLost           string   `json:"on_lost,omitempty"` // abort; omitted for continue
+	// ReadRatio, Permits and LockSet are the run's --read-ratio, --permits and --lock-set,
+	// omitted at their defaults (0, 1, 1); a phase's own are in its result.
+	ReadRatio float64 `json:"read_ratio,omitempty"`
+	Permits   int     `json:"permits,omitempty"`
+	LockSet   int     `json:"lock_set,omitempty"`
 }
 
 // Result is one phase: one strategy driven for the configured duration.
@@ -127,6 +132,19 @@ type Result struct {
 	DurationS  float64 `json:"duration_s"`  // measured time, warm-up excluded
 	Workers    int     `json:"workers"`
 	Keys       int     `json:"keys"`
+	// Capacity is how many the strategy lets hold one key at once, as the oracle judged it:
+	// "" for one (a mutex), "semaphore" (Permits), "rw" (readers together, a writer alone)
+	// or "set" (one per key, LockSet keys per acquire).
+	Capacity string `json:"capacity,omitempty" jsonschema:"enum=semaphore,enum=rw,enum=set"`
+	// Permits is how many holders one key of a semaphore admits (--permits); omitted for
+	// other locks.
+	Permits int `json:"permits,omitempty"`
+	// ReadRatio is the fraction of acquires that were reads (--read-ratio), for a rw-lock;
+	// omitted when 0.
+	ReadRatio float64 `json:"read_ratio,omitempty"`
+	// LockSet is how many keys each acquire took at once (--lock-set), for a lock set;
+	// omitted for one.
+	LockSet int `json:"lock_set,omitempty"`
 
 	Acquired    uint64  `json:"acquired"`
 	AcquireRate float64 `json:"acquire_rate_per_s"` // acquired / duration_s
@@ -193,7 +211,9 @@ type Percentiles struct {
 
 // Safety is what the oracle saw, independently of the strategy's own claims.
 type Safety struct {
-	// Overlaps: a worker entered a key's critical section while another was inside.
+	// Overlaps: a worker entered a key's critical section past the key's capacity: while
+	// another was inside (a mutex, every key of a lock set), while the semaphore's permits
+	// were all inside, or, for a rw-lock, a reader beside a writer or a writer beside anyone.
 	Overlaps uint64 `json:"overlaps"`
 	// StaleFences: a fenced write carried a token lower than the last accepted; the resource
 	// refused it.
@@ -232,6 +252,24 @@ type Safety struct {
 	// BlockedAfterCrash: how long each dead holder kept its key from everyone, from the
 	// crash to the next acquire of that key by anyone; nil without crashes.
 	BlockedAfterCrash *CrashBlocked `json:"blocked_after_crash_ms,omitempty"`
+	// LeakedPermits: a semaphore's permits that holders who died (holder-crash, warm-up
+	// included) took and nothing gave back: at the phase's end, once the live holders had
+	// released and the dead ones' leases (one ttl) could have run out, the permits missing
+	// on each key a death touched, never more than the deaths there. Like stuck keys, a
+	// deadlock: the key admits fewer holders for good.
+	LeakedPermits uint64 `json:"leaked_permits,omitempty"`
+
+	// MaxHolders is the most holders the oracle saw inside one key at once: 1 for a mutex
+	// that held (2 or more is an overlap), up to the permits for a semaphore, readers and a
+	// writer together for a rw-lock. A merged result's is the largest of its inputs' and
+	// of what the cross-process check saw. 0 when nothing was acquired.
+	MaxHolders uint64 `json:"max_holders,omitempty"`
+	// MaxReaders and MaxWriters split MaxHolders for a rw-lock (capacity rw): the most
+	// readers, and the most writers, inside one key at once. Readers share; more than one
+	// writer, or a writer beside a reader, is an overlap. Omitted for other locks.
+	MaxReaders uint64 `json:"max_readers,omitempty"`
+	MaxWriters uint64 `json:"max_writers,omitempty"`
+
 	// Fencing tells that the strategy issues fencing tokens, which the resource checks.
 	Fencing bool `json:"fencing"`
 	// CrossProcess is the check of a merged multi-process run across the processes'

@@ -19,8 +19,9 @@ const (
 //   - "UNSAFE: 26 overlaps, 3 misdeletes" (singular for 1) names every breach of mutual exclusion: overlaps
 //     whose stale holder wrote unhindered, misdeletes, fences that went backwards or were
 //     handed out twice. Any of them makes the phase unsafe.
-//   - "DEADLOCK: 4 keys stuck": locks left behind without a ttl. It follows the UNSAFE part
-//     when both happened ("UNSAFE: ...; DEADLOCK: ...").
+//   - "DEADLOCK: 4 keys stuck, 2 permits leaked": locks left behind without a ttl, and
+//     semaphore permits dead holders took for good. It follows the UNSAFE part when both
+//     happened ("UNSAFE: ...; DEADLOCK: ...").
 //   - "safe (fenced)": there were overlaps, but every write the superseded holders made
 //     after being superseded was refused by its fencing token, and no fence regressed or
 //     was reused. "safe (aborted)": the superseded holders found their lease gone and
@@ -51,8 +52,15 @@ func Judge(s Safety, acquired uint64) string {
 	if len(breaches) > 0 {
 		parts = append(parts, VerdictUnsafe+": "+strings.Join(breaches, ", "))
 	}
+	var deadlocks []string
 	if s.StuckKeys > 0 {
-		parts = append(parts, VerdictDeadlock+": "+plural(int(s.StuckKeys), "key")+" stuck")
+		deadlocks = append(deadlocks, plural(int(s.StuckKeys), "key")+" stuck")
+	}
+	if s.LeakedPermits > 0 {
+		deadlocks = append(deadlocks, plural(int(s.LeakedPermits), "permit")+" leaked")
+	}
+	if len(deadlocks) > 0 {
+		parts = append(parts, VerdictDeadlock+": "+strings.Join(deadlocks, ", "))
 	}
 	switch {
 	case len(parts) > 0:

@@ -281,21 +281,25 @@ const (
 // releaseTurn releases the lock name (stored under key) and passes the turn for the pubsub
 // wait policy in one script (turn.lua): compare-and-delete when tok is set, a blind DEL
 // when it is "", or a hand-over to the token handoff, for the waiter of this process
-// reserved for it, when the turn is this process's.
-func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string) (int64, error) {
+// reserved for it, when the turn is this process's — or at once, without passing the turn
+// round, when keep says the process's turn lasts (turnStreak).
+func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string, keep bool) (int64, error) {
 	ch := b.notify.turnChannel(name)
 	args := append(b.turnArgs(ch, handoff != "" || b.notify.hasWaiters(ch)), tok, handoff)
+	if keep {
+		args = append(args, "1")
+	}
 	return turnScript.Exec(ctx, c, []string{waitList(name), key}, args).AsInt64()
 }
 
 // turnArgs are turn.lua's first arguments for this process's turn channel ch, local saying
-// whether a waiter of this process may take the turn; with room for two more.
+// whether a waiter of this process may take the turn; with room for three more.
 func (b *base) turnArgs(ch string, local bool) []string {
 	l := ""
 	if local {
 		l = "1"
 	}
-	return append(make([]string, 0, 6), ch, l, b.notify.counted, b.notify.ttlArg)
+	return append(make([]string, 0, 7), ch, l, b.notify.counted, b.notify.ttlArg)
 }
 
 // turned acts on what releaseTurn returned: on this process's turn its next waiter for name
@@ -324,7 +328,7 @@ func (b *base) blindDelete(ctx context.Context, c rueidis.Client, name, key stri
 	if b.notify == nil {
 		return c.Do(ctx, c.B().Del().Key(key).Build()).Error()
 	}
-	r, err := b.releaseTurn(ctx, c, name, key, "", "")
+	r, err := b.releaseTurn(ctx, c, name, key, "", "", false)
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,47 @@ func init() {
 		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
+		Name:              "rw-lock",
+		Summary:           "RReadWriteLock: one hash per key with a mode, readers' and the writer's hold counts, and a timeout key per read hold; readers share, a writer is alone; a release that frees the lock publishes on its channel",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonReadWriteLock, RedissonReadLock.java, RedissonWriteLock.java, " + redissonSource,
+		Capacity:          CapacityRW,
+		Weakness:          "without a watchdog a long hold outlives the ttl; a stream of readers starves a writer (no queue); every read release scans every read hold's timeout key",
+	}, newRWLock)
+	register(Info{
+		Name:              "semaphore",
+		Summary:           "RSemaphore: a count of permits under the key (--permits, set once per key by trySetPermits); acquire DECRBY when enough are free, release INCRBY and publish, waking one waiter",
+		SafeWithoutFaults: true,
+		Source:            semaphoreSource,
+		Capacity:          CapacitySemaphore,
+		Weakness:          "no owner and no ttl: a holder that dies never gives its permit back (leaked for good, and the key never expires); any client can release",
+	}, newSemaphore)
+	register(Info{
+		Name:              "expirable-semaphore",
+		Summary:           "RPermitExpirableSemaphore: RSemaphore's count plus a sorted set of permit ids scored by their lease end (--ttl); acquire reclaims expired permits first, release returns only an id still held",
+		SafeUnlock:        true,
+		SafeWithoutFaults: true,
+		Source:            xsemaphoreSource,
+		Capacity:          CapacitySemaphore,
+		Weakness:          "no renewal: a hold longer than the lease lets one more holder in; lease ends trust the clients' clocks; the count and its set never expire",
+	}, newExpirableSemaphore)
+	register(Info{
+		Name:              "multilock",
+		Summary:           "RedissonMultiLock over RLocks: the keys of a set taken one by one in the order given, each with redisson-lock's script and wait; a round that runs out (1.5s per key) gives back what it took and starts over; released together",
+		SafeUnlock:        true,
+		Reentrant:         true,
+		AutoRenew:         true,
+		KeyTTL:            true,
+		SafeWithoutFaults: true,
+		Source:            "RedissonMultiLock.java, " + redissonSource,
+		Capacity:          CapacitySet,
+		Weakness:          "hold and wait in the order given: sets that list shared keys in opposite orders stall a round (1.5s per key), give up and take their first key again at once, which can livelock; one round trip per key",
+	}, newMultiLock)
+	register(Info{
 		Name:              "redlock",
 		Summary:           "token lock on N independent masters; majority within validity = ttl - elapsed - drift; release on all",
 		SafeUnlock:        true,

@@ -42,7 +42,7 @@ var conformance = []struct {
 	{"MutualExclusion/spin", safe, mutualExclusion("spin:1ms")},
 	{"MutualExclusion/backoff", safe, mutualExclusion("backoff:1ms..20ms")},
 	{"MutualExclusion/pubsub", safe, mutualExclusion("pubsub")},
-	{"ExpiresAfterTTL", nil, expiresAfterTTL},
+	{"ExpiresAfterTTL", expires, expiresAfterTTL},
 	{"ReleaseByNonOwner", func(i strategies.Info) bool { return i.SafeUnlock }, releaseByNonOwner},
 	{"ReleaseTwice", nil, releaseTwice},
 	{"CancelWhileWaiting/backoff", nil, cancelWhileWaiting("backoff")},
@@ -51,9 +51,21 @@ var conformance = []struct {
 	{"SameOwnerContends", func(i strategies.Info) bool { return !i.Reentrant }, sameOwnerContends},
 	{"WatchdogRenews", func(i strategies.Info) bool { return i.AutoRenew }, watchdogRenews},
 	{"EmptyKey", nil, emptyKey},
+	{"PermitsBound/backoff", semaphores, permitsBound("backoff:1ms..20ms")},
+	{"PermitsBound/pubsub", semaphores, permitsBound("pubsub")},
+	{"SharedReaders", shared, sharedReaders},
+	{"SetAllOrNone", sets, setAllOrNone},
 }
 
 func safe(i strategies.Info) bool { return i.SafeWithoutFaults }
+
+// expires: a dead holder's lock frees itself. RSemaphore's permits never do; its weakness
+// test proves the leak instead.
+func expires(i strategies.Info) bool { return i.Name != "semaphore" }
+
+func semaphores(i strategies.Info) bool { return i.Capacity == strategies.CapacitySemaphore }
+func shared(i strategies.Info) bool     { return i.Capacity == strategies.CapacityRW }
+func sets(i strategies.Info) bool       { return i.Capacity == strategies.CapacitySet }
 
 // mutualExclusion: 50 goroutines take one key 10 times each; a holder counter must never
 // exceed 1 and every acquisition must complete.

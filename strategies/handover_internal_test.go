@@ -62,11 +62,11 @@ func TestTokenHandsTheLockToTheNextLocalWaiter(t *testing.T) {
 	// The waiter stops waiting while its lock is being acquired: handOver refuses, and
 	// the caller (releaseTo) releases the lock instead.
 	w2, _ := tok.notify.enter(key, ch, "", "gone")
-	if tok.notify.reserveNext(ch) != w2 {
+	if r, _ := tok.notify.reserveNext(ch); r != w2 {
 		t.Fatal("reserveNext did not pick the only waiter")
 	}
 	tok.notify.leave(w2)
-	if tok.notify.handOver(w2, got) {
+	if tok.notify.handOver(w2, got, false) {
 		t.Fatal("handOver gave a lock to a waiter that left")
 	}
 

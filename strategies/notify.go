@@ -32,11 +32,13 @@ import (
 // starved the others). Anonymous waiters listen on a channel of their process's own per lock,
 // and a process with such waiters is a member of the lock's list of waiting processes in
 // Redis ({lock}:pw, turn.lua), joined with the channel's first SUBSCRIBE and left when the
-// channel's linger ends. Every release passes the turn round robin over that list: to another
-// process by a message on its channel, which wakes its longest-waiting local waiter, or, when
-// the turn is the releaser's own (a single process, or the others had theirs), to the next
-// local waiter at once, in the release's own script for token. So a release never serves its
-// own waiters while another process waits, and costs what it did before: one round trip.
+// channel's linger ends. A process's turn lasts turnStreak acquires: within it, token's
+// release hands the lock to the process's next waiter at once, in the release's own script.
+// Its last release passes the turn round robin over that list: to another process by a
+// message on its channel, which wakes its longest-waiting local waiter, or, when the turn is
+// the releaser's own again (a single process, or the others had theirs), to the next local
+// waiter. So no process serves its own waiters for more than a short streak while another
+// process waits, and a release still costs one round trip.
 // A process given a turn it cannot use (it only lingers) passes it on. The list expires a ttl
 // after the last release or join; a waiter whose timer fires joins again.
 //
@@ -75,6 +77,7 @@ type subscription struct {
 	sent    int           // SUBSCRIBE commands sent for this entry
 	acked   int           // confirmations received
 	idle    time.Time     // when the last waiter left
+	streak  int           // acquires this process made in a row in its current turn, less one
 }
 
 type waiter struct {
@@ -285,32 +288,49 @@ func (n *notifier) leave(w *waiter) (untaken Lease) {
 	return untaken
 }
 
+// turnStreak is how many acquires in a row a process's waiters make of a lock while other
+// processes wait for it too, before the turn moves on. A turn that goes to another process
+// costs a message, that process's wake-up and its waiter's SET NX, about three times what a
+// handoff to a local waiter inside the release script costs; a short streak spreads that over
+// a few acquires while every process still gets its turn each round (fairness across
+// processes is judged over the run, not over one acquire). 1 would pass the turn on every
+// release.
+const turnStreak = 4
+
 // reserveNext picks the waiter that a release by this process can acquire the lock for,
 // pipelined behind the release: the longest-waiting anonymous one not already served. nil
-// when there is none.
-func (n *notifier) reserveNext(ch string) *waiter {
+// when there is none. keep says whether the process's turn lasts for that handoff (its
+// streak is below turnStreak), so that the release need not pass the turn round.
+func (n *notifier) reserveNext(ch string) (w *waiter, keep bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.chans[ch]
 	if s == nil {
-		return nil
+		return nil, false
 	}
 	for _, w := range s.waiters {
 		if w.id == "" && !w.reserved && w.granted == nil {
 			w.reserved = true
-			return w
+			return w, s.streak+1 < turnStreak
 		}
 	}
-	return nil
+	s.streak = 0 // the release passes the turn on
+	return nil, false
 }
 
 // handOver ends w's reservation with l, the lock acquired for it, or nil when the
-// acquire failed. It reports whether w got l; false when l is nil or w left meanwhile, and
-// then the caller releases l or wakes a waiter the usual way.
-func (n *notifier) handOver(w *waiter, l Lease) bool {
+// acquire failed; kept says whether the handoff continued this process's turn. It reports
+// whether w got l; false when l is nil or w left meanwhile, and then the caller releases l
+// or wakes a waiter the usual way.
+func (n *notifier) handOver(w *waiter, l Lease, kept bool) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	w.reserved = false
+	if l != nil && kept {
+		w.sub.streak++
+	} else {
+		w.sub.streak = 0 // a new turn, here or elsewhere
+	}
 	if l == nil || w.gone {
 		return false
 	}

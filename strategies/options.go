@@ -47,6 +47,12 @@ type Options struct {
 	// redlock's validity check. Default time.Now. A per-call clock set with WithClock wins.
 	Clock func() time.Time
 
+	// Permits is how many holders one key of a semaphore admits (semaphore,
+	// expirable-semaphore): the count a process sets, with Redisson's trySetPermits, the
+	// first time it uses a key; a key already set keeps its count. Default 1 (a semaphore of
+	// one permit excludes like a mutex); must be >= 1. The other strategies ignore it.
+	Permits int
+
 	// WaitReplicas, when > 0, makes an acquire wait until that many replicas have the lock
 	// (Redis WAIT, as Redisson checks by default), so that a failover right after the grant
 	// cannot lose it. A grant the replicas do not confirm within ReplicaTimeout is given back
@@ -358,6 +364,12 @@ func resolveOptions(info Info, o Options) (*resolved, error) {
 	r.Wait = o.Wait
 	if o.Clock == nil {
 		r.Clock = time.Now
+	}
+	if o.Permits == 0 {
+		r.Permits = 1
+	}
+	if r.Permits < 1 {
+		return nil, &OptionError{Field: "permits", Value: fmt.Sprint(o.Permits), Reason: "must be at least 1 (the holders a semaphore key admits); default 1"}
 	}
 	if o.WaitReplicas < 0 {
 		return nil, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(o.WaitReplicas), Reason: "must be >= 0"}

@@ -72,6 +72,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"redlock with two nodes", "redlock", "nodes", "at least 3", strategies.Options{Nodes: three[:2]}},
 		{"redlock with four nodes", "redlock", "nodes", "odd number", strategies.Options{Nodes: []rueidis.Client{c, c, c, c}}},
 		{"redlock drift factor", "redlock", "drift-factor", "[0, 1)", strategies.Options{Nodes: three, DriftFactor: 1.5}},
+		{"negative permits", "token", "permits", "at least 1", strategies.Options{Client: c, Permits: -1}},
 		{"no client", "fair", "client", "needs a Redis client", strategies.Options{}},
 		{"unknown strategy", "mutex", "strategy", "getset, setnx-expire", strategies.Options{Client: c}},
 	} {
@@ -101,7 +102,8 @@ func assertOptionError(t *testing.T, err error, field, mention string) {
 
 func TestCatalog(t *testing.T) {
 	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
-		"reentrant-local", "reentrant-hash", "redisson-lock", "spin-lock", "redisson-fair", "redlock", "fenced", "fair"}
+		"reentrant-local", "reentrant-hash", "redisson-lock", "spin-lock", "redisson-fair", "rw-lock", "semaphore", "expirable-semaphore", "multilock",
+		"redlock", "fenced", "fair"}
 	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
 	}
@@ -114,6 +116,15 @@ func TestCatalog(t *testing.T) {
 		if i, _ := strategies.Lookup(name); !strings.Contains(i.Source, class) || !strings.Contains(i.Source, "Redisson 3.") || !i.Reentrant || !i.AutoRenew || !i.SafeUnlock || !i.KeyTTL {
 			t.Errorf("%s's catalog entry: %+v", name, i)
 		}
+	}
+	for name, class := range map[string]string{"rw-lock": "RedissonReadWriteLock", "semaphore": "RedissonSemaphore.java",
+		"expirable-semaphore": "RedissonPermitExpirableSemaphore.java", "multilock": "RedissonMultiLock.java"} {
+		if i, _ := strategies.Lookup(name); !strings.Contains(i.Source, class) || !strings.Contains(i.Source, "Redisson 3.") || i.Capacity == strategies.CapacityMutex {
+			t.Errorf("%s's catalog entry: %+v", name, i)
+		}
+	}
+	if i, _ := strategies.Lookup("semaphore"); i.KeyTTL || i.SafeUnlock {
+		t.Errorf("RSemaphore's count has no ttl and its release no owner: %+v", i)
 	}
 	if i, _ := strategies.Lookup("reentrant-hash"); strings.Contains(i.Summary, "Redisson") {
 		t.Errorf("reentrant-hash is seed 001's hash lock, not Redisson's RLock: %q", i.Summary)

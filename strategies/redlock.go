@@ -128,7 +128,7 @@ func (s *redlock) unlockAll(ctx context.Context, key, tok string, turn bool) (he
 		var err error
 		if i == 0 && turn && s.notify != nil {
 			var r int64
-			if r, err = s.releaseTurn(nctx, c, key, key, tok, ""); err == nil {
+			if r, err = s.releaseTurn(nctx, c, key, key, tok, "", false); err == nil {
 				turned = r
 				if r == turnNotOwner {
 					err = ErrNotOwner

@@ -16,6 +16,12 @@ func script(name string) *rueidis.Lua {
 	return rueidis.NewLuaScript(scriptSource(name))
 }
 
+// scriptWithTurn builds a script of Redisson's that announces a release: its file follows
+// turn_pass.lua, whose announce it calls where Redisson publishes.
+func scriptWithTurn(name string) *rueidis.Lua {
+	return rueidis.NewLuaScript(scriptSource("turn_pass") + scriptSource(name))
+}
+
 func scriptSource(name string) string {
 	src, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
@@ -40,4 +46,15 @@ var (
 	redissonFairAcquireScript = script("redisson_fair_acquire")
 	redissonFairUnlockScript  = script("redisson_fair_unlock")
 	redissonFairLeaveScript   = script("redisson_fair_leave")
+	semaphoreSetScript        = script("semaphore_set")
+	semaphoreAcquireScript    = script("semaphore_acquire")
+	semaphoreReleaseScript    = scriptWithTurn("semaphore_release")
+	xsemaphoreAcquireScript   = script("xsemaphore_acquire")
+	xsemaphoreReleaseScript   = scriptWithTurn("xsemaphore_release")
+	xsemaphoreAvailableScript = script("xsemaphore_available")
+	rwWriteAcquireScript      = script("rw_write_acquire")
+	rwWriteUnlockScript       = scriptWithTurn("rw_write_unlock")
+	rwReadAcquireScript       = script("rw_read_acquire")
+	rwReadUnlockScript        = scriptWithTurn("rw_read_unlock")
+	rwReadRenewScript         = script("rw_read_renew")
 )

@@ -41,6 +41,34 @@ type Strategy interface {
 	Close() error
 }
 
+// SharedLocker is a Strategy whose locks can also be held shared (readers).
+//
+// AcquireShared takes key for owner as a reader: readers hold a key together, never beside a
+// writer (Acquire). Owner, waiting, context and errors are as for Acquire; the Lease releases
+// the read hold only. Info.Capacity is CapacityRW.
+type SharedLocker interface {
+	AcquireShared(ctx context.Context, key, owner string) (Lease, error)
+}
+
+// SetLocker is a Strategy that can take several keys as one lock (all or none).
+//
+// AcquireSet holds every key of keys for owner when it returns a Lease, or none of them: a
+// key it cannot get makes it give back those it took and start over, so sets that overlap
+// in any order cannot deadlock. The Lease releases them all together. keys must not be
+// empty. Owner, waiting, context and errors are as for Acquire. Info.Capacity is CapacitySet.
+type SetLocker interface {
+	AcquireSet(ctx context.Context, keys []string, owner string) (Lease, error)
+}
+
+// PermitCounter reports how many permits of key are free now (expired ones counted free).
+//
+// A semaphore (Info.Capacity CapacitySemaphore) implements it, so that the oracle can count
+// permits that holders took and nothing gave back. A key no process has used yet reports
+// Options.Permits.
+type PermitCounter interface {
+	Available(ctx context.Context, key string) (int, error)
+}
+
 // Lease is one held lock. Its methods are safe for concurrent use, but Release is meant to
 // be called once: a second call returns ErrReleased.
 type Lease interface {
@@ -114,9 +142,29 @@ type Info struct {
 	// Applies lists the lockbench options the strategy honours when it does not take all of
 	// them (a library measured as shipped maps only some onto its own); nil = all.
 	Applies []string `json:"options,omitempty"`
+	// Capacity says how many may hold one key at once, for the oracle: CapacityMutex (one),
+	// CapacitySemaphore (Options.Permits), CapacityRW (readers together, a writer alone) or
+	// CapacitySet (one per key, several keys per lease).
+	Capacity string `json:"capacity,omitempty"`
 	// Weakness is the failure mode the tool can expose, in one line.
 	Weakness string `json:"weakness"`
 }
+
+// Info.Capacity values.
+const (
+	// CapacityMutex: one holder per key. The empty value: every lock that is not one of the
+	// kinds below.
+	CapacityMutex = ""
+	// CapacitySemaphore: up to Options.Permits holders per key; the strategy is a
+	// PermitCounter.
+	CapacitySemaphore = "semaphore"
+	// CapacityRW: any number of readers (SharedLocker.AcquireShared) or one writer (Acquire)
+	// per key, never both.
+	CapacityRW = "rw"
+	// CapacitySet: one holder per key, and a lease may hold several keys
+	// (SetLocker.AcquireSet); Acquire holds one.
+	CapacitySet = "set"
+)
 
 // validUntil is l's ValidUntil when it has one (see lease.ValidUntil), zero otherwise.
 func validUntil(l Lease) time.Time {

@@ -51,11 +51,11 @@ func (s *token) release(ctx context.Context, l *lease) error {
 		return compareDelete(ctx, s.c, l.key, l.token)
 	}
 	if s.handsOver {
-		if w := s.notify.reserveNext(s.channel(l.name)); w != nil {
-			return s.releaseTo(ctx, l, w)
+		if w, keep := s.notify.reserveNext(s.channel(l.name)); w != nil {
+			return s.releaseTo(ctx, l, w, keep)
 		}
 	}
-	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, "")
+	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, "", false)
 	if err != nil {
 		return err
 	}
@@ -66,9 +66,10 @@ func (s *token) release(ctx context.Context, l *lease) error {
 // others had theirs), acquires the lock for w, a waiter of this process, in the same script:
 // SET with w's own token instead of the DEL. The handoff costs one round trip instead of two
 // (release, wake w, w's acquire). When another process has the turn, w waits on, not woken.
-func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter) error {
+// keep continues this process's turn (see turnStreak): w gets the lock whoever else waits.
+func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, keep bool) error {
 	tok := newToken(w.owner)
-	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, tok)
+	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, tok, keep)
 	var next Lease
 	switch {
 	case err == nil && r == turnHanded:
@@ -80,7 +81,7 @@ func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter) error {
 		_ = compareDelete(cctx, s.c, l.key, tok)
 		cancel()
 	}
-	if !s.notify.handOver(w, next) && next != nil {
+	if !s.notify.handOver(w, next, keep) && next != nil {
 		// w stopped waiting meanwhile: pass the lock on.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		_ = next.Release(cctx)

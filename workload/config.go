@@ -46,6 +46,15 @@ type Config struct {
 	Hold Hold
 	// Reentry is the number of nested re-acquires a holder makes, for reentrant strategies.
 	Reentry int
+	// ReadRatio is the fraction of acquires that are reads (0..1), for a strategy that takes
+	// shared holds (strategies.SharedLocker: Capacity rw). Default 0: every acquire writes.
+	ReadRatio float64
+	// Permits is how many holders one key of a semaphore admits (strategies.Options.Permits;
+	// Capacity semaphore only). Default 1.
+	Permits int
+	// LockSet is how many keys one acquire takes together, for a strategy that locks sets
+	// (strategies.SetLocker: Capacity set); at most Keys. Default 1.
+	LockSet int
 	// Duration is the measured time per phase. Default 10s.
 	Duration time.Duration
 	// Warmup runs before each phase's measured window and is not recorded. Default 1s.
@@ -134,6 +143,9 @@ type Phase struct {
 	Watchdog    strategies.Watchdog
 	Wait        strategies.Wait
 	Faults      []string
+	ReadRatio   float64
+	Permits     int
+	LockSet     int
 
 	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
@@ -150,6 +162,7 @@ func (c *Config) Phase(strategy string) Phase {
 	return Phase{
 		Strategy: strategy, Workers: c.Workers, Rate: c.Rate, MaxInflight: c.MaxInflight, Keys: c.Keys,
 		Hold: c.Hold, TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait, Faults: slices.Clone(c.Faults),
+		ReadRatio: c.ReadRatio, Permits: orOne(c.Permits), LockSet: orOne(c.LockSet),
 		waitReplicas: c.WaitReplicas,
 	}
 }
@@ -176,6 +189,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Keys == 0 {
 		c.Keys = 1
+	}
+	if c.Permits == 0 {
+		c.Permits = 1
+	}
+	if c.LockSet == 0 {
+		c.LockSet = 1
 	}
 	if c.TTL == 0 {
 		c.TTL = strategies.DefaultTTL
@@ -255,7 +274,58 @@ func (ph *Phase) validate() error {
 	if ph.Keys < 1 {
 		return &ConfigError{Field: "keys", Value: strconv.Itoa(ph.Keys), Reason: "must be at least 1"}
 	}
-	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas})
+	if err := ph.validateCapacity(); err != nil {
+		return err
+	}
+	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits})
+}
+
+// validateCapacity checks the settings only some locks take: --read-ratio (shared holds),
+// --permits (semaphores) and --lock-set (lock sets), each refused on the other strategies
+// unless at its default.
+func (ph *Phase) validateCapacity() error {
+	if ph.Permits == 0 {
+		ph.Permits = 1
+	}
+	if ph.LockSet == 0 {
+		ph.LockSet = 1
+	}
+	info, _ := strategies.Lookup(ph.Strategy)
+	only := func(field, value, kind, what string) error {
+		return &ConfigError{Field: field, Value: value, Reason: fmt.Sprintf("%s; %s does not take it; valid for: %s",
+			what, ph.Strategy, strings.Join(CapacityStrategies(kind), ", "))}
+	}
+	ratio := strconv.FormatFloat(ph.ReadRatio, 'g', -1, 64)
+	switch {
+	case !(ph.ReadRatio >= 0 && ph.ReadRatio <= 1):
+		return &ConfigError{Field: "read-ratio", Value: ratio, Reason: "must be a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)"}
+	case ph.ReadRatio != 0 && info.Capacity != strategies.CapacityRW:
+		return only("read-ratio", ratio, strategies.CapacityRW, "only a lock with shared holds has reads")
+	case ph.Permits < 1:
+		return &ConfigError{Field: "permits", Value: strconv.Itoa(ph.Permits), Reason: "must be at least 1 (the holders one semaphore key admits)"}
+	case ph.Permits != 1 && info.Capacity != strategies.CapacitySemaphore:
+		return only("permits", strconv.Itoa(ph.Permits), strategies.CapacitySemaphore, "only a semaphore has permits")
+	case ph.LockSet < 1:
+		return &ConfigError{Field: "lock-set", Value: strconv.Itoa(ph.LockSet), Reason: "must be at least 1 (the keys one acquire takes)"}
+	case ph.LockSet != 1 && info.Capacity != strategies.CapacitySet:
+		return only("lock-set", strconv.Itoa(ph.LockSet), strategies.CapacitySet, "only a lock set takes several keys at once")
+	case ph.LockSet > ph.Keys:
+		return &ConfigError{Field: "lock-set", Value: strconv.Itoa(ph.LockSet),
+			Reason: fmt.Sprintf("must be at most --keys (%d): the keys of a set are distinct", ph.Keys)}
+	}
+	return nil
+}
+
+// CapacityStrategies are the registered strategies of capacity kind (strategies.Info.Capacity),
+// which take the settings only such locks have.
+func CapacityStrategies(kind string) []string {
+	var out []string
+	for _, n := range strategies.Names() {
+		if info, _ := strategies.Lookup(n); info.Capacity == kind {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Concurrency is how many workers the phase runs: MaxInflight in the open loop.
@@ -437,7 +507,26 @@ func (c *Config) Report() report.Config {
 		Wait:             c.Wait.String(),
 		Faults:           c.Faults,
 		OnLost:           c.onLostReport(),
+		ReadRatio:        c.ReadRatio,
+		Permits:          omitOne(c.Permits),
+		LockSet:          omitOne(c.LockSet),
 	}
+}
+
+// orOne is n, or its default 1 when unset (0).
+func orOne(n int) int {
+	if n == 0 {
+		return 1
+	}
+	return n
+}
+
+// omitOne is n for the report, 0 (omitted) at its default of 1.
+func omitOne(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
 }
 
 // onLostReport is the --on-lost setting for the report: "" for the default.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -20,22 +21,99 @@ type crashes struct {
 	// clock's origin) while nobody has acquired the key since; 0 = none.
 	at []atomic.Int64
 
+	// deaths are, per key, the holders that died on it, warm-up included, and when the
+	// last one did: where a semaphore's permits may have leaked.
+	deaths []keyDeaths
+
 	mu        sync.Mutex
 	blockedNS []int64            // per recovered crash: from the crash to the next acquire
 	dead      []strategies.Lease // never released by their holders
 }
 
-func newCrashes(keys int) *crashes { return &crashes{at: make([]atomic.Int64, keys)} }
+type keyDeaths struct {
+	n    atomic.Int32
+	last atomic.Int64 // ns since the phase clock's origin
+}
+
+func newCrashes(keys int) *crashes {
+	return &crashes{at: make([]atomic.Int64, keys), deaths: make([]keyDeaths, keys)}
+}
 
 // crashed records a holder's death on key k at now, measured or not; the first death
-// counts when two overlapping holders die before anyone takes the key.
-func (c *crashes) crashed(k int, now int64, l strategies.Lease, measured bool) {
+// counts when two overlapping holders die before anyone takes the key. A lease over a set
+// of keys dies on each of them; buried keeps it.
+func (c *crashes) crashed(k int, now int64, measured bool) {
 	if measured {
 		c.at[k].CompareAndSwap(0, max(now, 1))
 	}
+	c.deaths[k].n.Add(1)
+	raise64(&c.deaths[k].last, now)
+}
+
+// buried keeps a dead holder's lease, never released by it, for bury.
+func (c *crashes) buried(l strategies.Lease) {
 	c.mu.Lock()
 	c.dead = append(c.dead, l)
 	c.mu.Unlock()
+}
+
+func raise64(a *atomic.Int64, v int64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+// leaked counts a semaphore's permits that dead holders took and nothing gave back: on
+// each key a holder died on, the permits missing (Permits - Available), at most one per
+// death there. Call it once the live holders have released. A permit with a lease of its
+// own (expirable-semaphore) comes back when that runs out, so a key still short is judged
+// only once a ttl (plus the clocks' drift) has passed since its last death: until then the
+// key is polled, and a key found whole is done.
+func (c *crashes) leaked(ctx context.Context, p *phase) (uint64, error) {
+	pc, ok := p.strat.(strategies.PermitCounter)
+	if !ok {
+		return 0, fmt.Errorf("%s does not count its permits", p.ph.Strategy)
+	}
+	var pending []int
+	for k := range c.deaths {
+		if c.deaths[k].n.Load() > 0 {
+			pending = append(pending, k)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.ph.TTL+drift(p.ph.TTL)+10*time.Second)
+	defer cancel()
+	var total uint64
+	for len(pending) > 0 {
+		next := time.Time{} // the earliest deadline of a key still short
+		kept := pending[:0]
+		for _, k := range pending {
+			avail, err := pc.Available(ctx, p.state[k].key)
+			if err != nil {
+				return total, err
+			}
+			missing := min(max(p.ph.Permits-avail, 0), int(c.deaths[k].n.Load()))
+			if missing == 0 {
+				continue
+			}
+			due := p.origin.Add(time.Duration(c.deaths[k].last.Load()) + p.ph.TTL + drift(p.ph.TTL))
+			if !time.Now().Before(due) {
+				total += uint64(missing)
+				continue
+			}
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+			kept = append(kept, k)
+		}
+		pending = kept
+		if len(pending) > 0 && !clock.Sleep(ctx, min(time.Until(next), 100*time.Millisecond)) {
+			return total, ctx.Err()
+		}
+	}
+	return total, nil
 }
 
 // acquired is an acquire of key k at now: it ends the key's block after a crash, if any.

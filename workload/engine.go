@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
 // the service's part from the Backend it runs on (see backendFor).
 func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
-	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Hooks: hooks}
+	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits, Hooks: hooks}
 	info, ok := strategies.Lookup(ph.Strategy)
 	if !ok {
 		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
@@ -152,11 +152,14 @@ type phase struct {
 	cfg     *Config
 	strat   strategies.Strategy
 	info    strategies.Info
-	faults  Faults     // nil without faults
-	crashes *crashes   // the holders that died (holder-crash); nil without faults
-	scope   Scope      // the servers and keys of the phase: its cost, stuck locks and cleanup
-	prefix  string     // every key of the phase starts with it
-	state   []keyState // per key: its name, built once, and the oracle's view of it
+	capa    capacity                // how many the oracle lets inside one key
+	shared  strategies.SharedLocker // strat, when the phase reads (--read-ratio)
+	sets    strategies.SetLocker    // strat, when the phase locks sets (--lock-set)
+	faults  Faults                  // nil without faults
+	crashes *crashes                // the holders that died (holder-crash); nil without faults
+	scope   Scope                   // the servers and keys of the phase: its cost, stuck locks and cleanup
+	prefix  string                  // every key of the phase starts with it
+	state   []keyState              // per key: its name, built once, and the oracle's view of it
 	rec     *recorder
 	origin  time.Time // monotonic origin of keyState timestamps
 	seed    uint64
@@ -206,6 +209,16 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		return nil, err
 	}
 	p.strat, p.info = strat, strat.Info()
+	p.capa = capacityOf(p.info, ph.Permits)
+	var ok bool
+	if p.shared, ok = strat.(strategies.SharedLocker); !ok && ph.ReadRatio > 0 {
+		_ = strat.Close()
+		return nil, &ConfigError{Field: "read-ratio", Value: fmt.Sprint(ph.ReadRatio), Reason: ph.Strategy + " takes no shared holds"}
+	}
+	if p.sets, ok = strat.(strategies.SetLocker); !ok && ph.LockSet > 1 {
+		_ = strat.Close()
+		return nil, &ConfigError{Field: "lock-set", Value: strconv.Itoa(ph.LockSet), Reason: ph.Strategy + " takes no lock sets"}
+	}
 	if p.service, err = backendFor(b, p.info); err != nil {
 		return nil, err
 	}
@@ -357,6 +370,15 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	if p.leader() {
 		r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
+		r.Verdict = report.Judge(r.Safety, r.Acquired)
+	}
+	if p.crashes != nil && p.capa.semaphore {
+		// After the drain and the end meeting: every live holder has given its permit back.
+		leaked, err := p.crashes.leaked(context.WithoutCancel(ctx), p)
+		if err != nil {
+			r.Notes = append(r.Notes, "leaked permits not counted: "+firstLine(err.Error()))
+		}
+		r.Safety.LeakedPermits = leaked
 		r.Verdict = report.Judge(r.Safety, r.Acquired)
 	}
 	if p.crashes != nil {
@@ -517,6 +539,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		DurationS:   window.Seconds(),
 		Workers:     p.ph.Concurrency(),
 		Keys:        len(p.state),
+		Capacity:    p.info.Capacity,
 		Acquired:    t.acquired,
 		OfferedRate: p.ph.Rate,
 		Timeouts:    t.timeouts,
@@ -540,6 +563,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			Misdeletes:       p.rec.misdeletes.Load(),
 			Aborted:          p.rec.aborted.Load(),
 			CrashedHolders:   p.rec.crashed.Load(),
+			MaxHolders:       uint64(p.rec.maxHolders.Load()),
 			Fencing:          p.info.Fencing,
 		},
 		Fairness:  p.rec.fairness(),
@@ -549,6 +573,15 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	}
 	if window > 0 {
 		r.AcquireRate = float64(t.acquired) / window.Seconds()
+	}
+	switch {
+	case p.capa.semaphore:
+		r.Permits = p.ph.Permits
+	case p.capa.rw:
+		r.ReadRatio = p.ph.ReadRatio
+		r.Safety.MaxReaders, r.Safety.MaxWriters = uint64(p.rec.maxReaders.Load()), uint64(p.rec.maxWriters.Load())
+	case p.info.Capacity == strategies.CapacitySet:
+		r.LockSet = p.ph.LockSet
 	}
 	r.Verdict = report.Judge(r.Safety, r.Acquired)
 	r.Histograms.Acquire, _ = report.EncodeHistogram(h[mAcquire])

@@ -24,6 +24,7 @@ const maxSections = 1 << 20
 type section struct {
 	key         int32
 	flags       report.SectionFlags
+	read        bool // a rw-lock's shared hold
 	enter, exit time.Duration
 	fence       uint64
 }
@@ -44,7 +45,7 @@ func newHistories(workers int) *histories {
 	return &histories{slots: make([]histSlot, workers), perWorker: max(maxSections/max(workers, 1), 1024)}
 }
 
-func (h *histories) add(w, key int, flags report.SectionFlags, enter, exit time.Duration, fence uint64) {
+func (h *histories) add(w, key int, flags report.SectionFlags, enter, exit time.Duration, fence uint64, read bool) {
 	s := &h.slots[w]
 	if len(s.secs) >= h.perWorker {
 		for {
@@ -54,23 +55,33 @@ func (h *histories) add(w, key int, flags report.SectionFlags, enter, exit time.
 			}
 		}
 	}
-	s.secs = append(s.secs, section{key: int32(key), flags: flags, enter: enter, exit: exit, fence: fence})
+	s.secs = append(s.secs, section{key: int32(key), flags: flags, read: read, enter: enter, exit: exit, fence: fence})
 }
 
 // history converts the sections to the reference clock (see clockSync) and encodes them.
 func (h *histories) history(process string, start, end clockSync) (*report.History, error) {
 	conv := converter(start, end)
-	var secs []report.Section
+	var secs, reads []report.Section
 	for _, s := range h.slots {
 		for _, x := range s.secs {
-			secs = append(secs, report.Section{Key: x.key, Flags: x.flags, EnterUS: conv(x.enter), ExitUS: conv(x.exit), Fence: x.fence})
+			rs := report.Section{Key: x.key, Flags: x.flags, EnterUS: conv(x.enter), ExitUS: conv(x.exit), Fence: x.fence}
+			if x.read {
+				reads = append(reads, rs)
+			} else {
+				secs = append(secs, rs)
+			}
 		}
 	}
 	data, err := report.EncodeSections(secs)
 	if err != nil {
 		return nil, err
 	}
-	out := &report.History{Process: process, UncertaintyUS: max(start.uncertaintyUS, end.uncertaintyUS) + 2, Sections: len(secs), Data: data}
+	out := &report.History{Process: process, UncertaintyUS: max(start.uncertaintyUS, end.uncertaintyUS) + 2, Sections: len(secs) + len(reads), Data: data}
+	if len(reads) > 0 {
+		if out.Readers, err = report.EncodeSections(reads); err != nil {
+			return nil, err
+		}
+	}
 	if cut := h.cutAt.Load(); cut != 0 {
 		out.Truncated, out.TruncatedAtUS = true, conv(time.Duration(cut))
 	}

@@ -3,6 +3,8 @@ package workload
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/lockbench/lockbench/strategies"
 )
 
 // keyState is the engine's own view of one lock key, independent of any strategy: the
@@ -32,12 +34,82 @@ type keyState struct {
 	suspect atomic.Uint32 // with fencedBy: 64 bytes, one cache line per key, none shared
 }
 
-// enter is a worker stepping into the critical section. It reports an overlap when
-// someone else is already inside — mutual exclusion failed, whatever the strategy
+// enter is a worker stepping into the critical section of a mutex. It reports an overlap
+// when someone else is already inside — mutual exclusion failed, whatever the strategy
 // believes — and the entry's number, by which the worker can tell later whether someone
 // entered after it (superseded).
 func (k *keyState) enter() (overlap bool, entry uint64) {
-	return k.holders.Add(1) > 1, k.entries.Add(1)
+	overlap, entry, _ = k.enterAs(capacity{}, false)
+	return overlap, entry
+}
+
+// capacity is how many the oracle lets inside one key at once (strategies.Info.Capacity):
+// one (a mutex, and each key of a lock set), a semaphore's permits, or a rw-lock's readers
+// together or one writer alone.
+type capacity struct {
+	rw        bool
+	semaphore bool
+	permits   int32 // a semaphore's
+}
+
+func capacityOf(info strategies.Info, permits int) capacity {
+	switch info.Capacity {
+	case strategies.CapacityRW:
+		return capacity{rw: true}
+	case strategies.CapacitySemaphore:
+		return capacity{semaphore: true, permits: int32(permits)}
+	}
+	return capacity{}
+}
+
+// exclusive reports whether a holder (a reader when read) excludes every other: its entry
+// is numbered, and the checks that hang on "someone entered after me" (superseded,
+// misdeletes, lapsed leases) apply to it. Semaphore holders and readers share the key:
+// their entry is the number of the last exclusive one, and they leave no mark of their own.
+func (c capacity) exclusive(read bool) bool { return !c.semaphore && !(c.rw && read) }
+
+// writerUnit is a rw-lock writer's weight in keyState.holders, where a reader counts 1:
+// one atomic add tells both how many readers and how many writers are inside (up to a
+// million readers and 2047 writers at once).
+const writerUnit = 1 << 20
+
+// inside is who is inside a key just after an entry: holders in all, and for a rw-lock the
+// readers and writers apart.
+type inside struct{ holders, readers, writers int32 }
+
+// enterAs is a holder stepping into a key of capacity c, as a reader when read (a rw-lock's
+// shared hold). It reports an overlap when the entry goes past the capacity: anyone else
+// inside a mutex, more holders than permits in a semaphore, a reader beside a writer or a
+// writer beside anyone in a rw-lock.
+func (k *keyState) enterAs(c capacity, read bool) (overlap bool, entry uint64, in inside) {
+	switch {
+	case c.rw && read:
+		n := k.holders.Add(1)
+		in = inside{holders: n%writerUnit + n/writerUnit, readers: n % writerUnit, writers: n / writerUnit}
+		return n >= writerUnit, k.entries.Load(), in
+	case c.rw:
+		n := k.holders.Add(writerUnit)
+		in = inside{holders: n%writerUnit + n/writerUnit, readers: n % writerUnit, writers: n / writerUnit}
+		return n != writerUnit, k.entries.Add(1), in
+	case c.semaphore:
+		n := k.holders.Add(1)
+		return n > c.permits, k.entries.Load(), inside{holders: n}
+	}
+	n := k.holders.Add(1)
+	return n > 1, k.entries.Add(1), inside{holders: n}
+}
+
+// exitAs is the holder of entry leaving a key it entered with enterAs.
+func (k *keyState) exitAs(c capacity, read bool, entry uint64) {
+	switch {
+	case c.rw && read, c.semaphore:
+		k.holders.Add(-1)
+	case c.rw:
+		k.holders.Add(-writerUnit)
+		k.out(entry)
+	default:
+		k.exit(entry)
+	}
 }
 
 // superseded reports whether another worker entered after entry.

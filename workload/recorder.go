@@ -43,6 +43,10 @@ type recorder struct {
 	staleWrites, fenceRegressions, fenceReuses, misdeletes, aborted atomic.Uint64
 	crashed                                                         atomic.Uint64
 
+	// The most holders inside one key at once, and a rw-lock's readers and writers apart:
+	// read on every entry, written only when one grows.
+	maxHolders, maxReaders, maxWriters atomic.Int32
+
 	perWorker []workerCount // acquisitions per worker, each written only by its worker
 
 	// lastSecond holds the last tick's histograms, merged over the shards, for interval;
@@ -104,6 +108,25 @@ func (r *recorder) cycle(w int, acquireUS, handoffUS, holdUS, releaseUS int64) (
 	s.mu.Unlock()
 	r.perWorker[w].n++
 	return true
+}
+
+// inside records who was inside a key just after an entry; rw tells a rw-lock's.
+func (r *recorder) inside(in inside, rw bool) {
+	raise(&r.maxHolders, in.holders)
+	if rw {
+		raise(&r.maxReaders, in.readers)
+		raise(&r.maxWriters, in.writers)
+	}
+}
+
+// raise makes a at least v.
+func raise(a *atomic.Int32, v int32) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // timeout records an acquire that gave up after the acquire timeout.

@@ -71,6 +71,30 @@ var PhaseSettings = []PhaseSetting{
 		ph.Rate = r
 		return nil
 	}},
+	{"read-ratio", true, func(ph *Phase, v string) error {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(r >= 0 && r <= 1) {
+			return fmt.Errorf("want a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)")
+		}
+		ph.ReadRatio = r
+		return nil
+	}},
+	{"permits", true, func(ph *Phase, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a whole number, at least 1")
+		}
+		ph.Permits = n
+		return nil
+	}},
+	{"lock-set", true, func(ph *Phase, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a whole number, at least 1")
+		}
+		ph.LockSet = n
+		return nil
+	}},
 }
 
 // LookupPhaseSetting returns the phase setting named name.

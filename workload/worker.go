@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,14 @@ type worker struct {
 	actx  *acquireCtx // bounds each acquire by the acquire timeout
 	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
 	lives int         // how many of its holders died (holder-crash): each made a new owner
+
+	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
+	// section flags; made once with room for the set, refilled by choose.
+	held    []int
+	names   []string
+	entries []uint64
+	flags   []report.SectionFlags
+	read    bool // the cycle takes a shared hold (--read-ratio)
 }
 
 // processID distinguishes this process's owners from another lockbench's on the same keys.
@@ -33,17 +42,45 @@ var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
 // not with ctx.
 func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
 	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
+	n := max(p.ph.LockSet, 1)
 	return &worker{
 		id: id, owner: processID + ":" + strconv.Itoa(id), rng: r,
 		pick: p.cfg.KeyDist.picker(len(p.state), r), actx: newAcquireCtx(ctx, kill),
+		held: make([]int, 0, n), names: make([]string, n), entries: make([]uint64, n), flags: make([]report.SectionFlags, n),
 	}
+}
+
+// choose picks the next cycle's keys with the phase's key distribution — a lock set's
+// distinct, so that sets overlap where the distribution makes keys hot, as real
+// multi-resource updates do — and whether it reads. A set is taken in the keys' order, as a
+// careful multi-resource update takes it: sets listing shared keys in opposite orders
+// stall each other (multilock gives its set back after a round and livelocks).
+func (p *phase) choose(w *worker) {
+	w.held = append(w.held[:0], w.pick())
+	for len(w.held) < cap(w.held) {
+		k := w.pick()
+		for tries := 0; slices.Contains(w.held, k); tries++ {
+			if tries < 64 {
+				k = w.pick()
+			} else {
+				k = (k + 1) % len(p.state) // a skewed distribution's cold keys: the next free one
+			}
+		}
+		w.held = append(w.held, k)
+	}
+	slices.Sort(w.held)
+	for i, k := range w.held {
+		w.names[i] = p.state[k].key
+	}
+	w.read = p.ph.ReadRatio > 0 && w.rng.Float64() < p.ph.ReadRatio
 }
 
 func (p *phase) closedWorker(ctx, kill context.Context, id int) {
 	w := p.newWorker(ctx, kill, id)
 	defer w.actx.close()
 	for ctx.Err() == nil {
-		p.cycle(ctx, w, w.pick(), time.Now())
+		p.choose(w)
+		p.cycle(ctx, w, time.Now())
 	}
 }
 
@@ -64,7 +101,8 @@ func (p *phase) openWorker(ctx, kill context.Context, id int) {
 			p.inflight.Add(1)
 		}
 		if w.waitUntil(ctx, due) {
-			p.cycle(ctx, w, w.pick(), due)
+			p.choose(w)
+			p.cycle(ctx, w, due)
 		}
 		if m {
 			p.inflight.Add(-1)
@@ -118,16 +156,15 @@ func (p *phase) measured(t time.Time) bool {
 	return p.ph.Rate == 0 || !t.Before(p.winStart)
 }
 
-// cycle is one lock cycle: acquire, enter the resource and write to it, hold (re-entering
-// in the middle of the hold, for reentrant strategies), write again, leave, release.
-// Latencies count from intended: the moment the acquire was due (open loop) or began
-// (closed loop).
-func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time) {
-	ks := &p.state[k]
-	key := ks.key
+// cycle is one lock cycle over the worker's chosen keys (see choose): acquire, enter the
+// resource and write to it, hold (re-entering in the middle of the hold, for reentrant
+// strategies), write again, leave, release. Every key of a lock set is a resource of its
+// own, entered, written and left as one key is. Latencies count from intended: the moment
+// the acquire was due (open loop) or began (closed loop).
+func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 	m := p.measured(intended)
 	began := time.Now()
-	lease, err := p.strat.Acquire(w.actx.start(began, p.cfg.AcquireTimeout), key, w.owner)
+	lease, err := p.acquire(w.actx.start(began, p.cfg.AcquireTimeout), w)
 	w.actx.stop()
 	got := time.Now()
 	if err != nil {
@@ -136,28 +173,43 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	}
 
 	handoffUS := int64(-1)
-	if d, ok := ks.handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok {
-		handoffUS = d.Microseconds()
-	}
-	if p.crashes != nil {
-		p.crashes.acquired(k, int64(got.Sub(p.origin)))
+	for _, k := range w.held {
+		if d, ok := p.state[k].handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok && handoffUS < 0 {
+			handoffUS = d.Microseconds()
+		}
+		if p.crashes != nil {
+			p.crashes.acquired(k, int64(got.Sub(p.origin)))
+		}
 	}
 	fence := lease.Fence()
-	overlap, entry := ks.enter()
-	if p.lapsed(lease, p.deadline(lease, began, time.Time{})) {
-		ks.lockless(entry) // starved since the acquire: no lock left for anyone to remove
+	exclusive := p.capa.exclusive(w.read)
+	for i, k := range w.held {
+		ks := &p.state[k]
+		overlap, entry, in := ks.enterAs(p.capa, w.read)
+		w.entries[i], w.flags[i] = entry, 0
+		if m {
+			p.rec.inside(in, p.capa.rw)
+		}
+		if overlap {
+			p.count(m, &p.rec.overlaps)
+			w.flags[i] |= report.FlagOverlap
+		}
 	}
-	var flags report.SectionFlags
-	if overlap {
-		p.count(m, &p.rec.overlaps)
-		flags |= report.FlagOverlap
+	if exclusive && p.lapsed(lease, p.deadline(lease, began, time.Time{})) {
+		for i, k := range w.held {
+			p.state[k].lockless(w.entries[i]) // starved since the acquire: no lock left for anyone to remove
+		}
 	}
-	if p.write(ks, fence, entry, false, m) == writeRefused {
-		flags |= report.FlagEnterRefused
+	if !w.read { // a reader reads: only writers write
+		for i, k := range w.held {
+			if p.write(&p.state[k], fence, w.entries[i], false, m) == writeRefused {
+				w.flags[i] |= report.FlagEnterRefused
+			}
+		}
 	}
-	renewed, dead := p.work(ctx, w, ks, entry, key, m)
+	renewed, dead := p.work(ctx, w, m)
 	if dead {
-		p.died(w, ks, k, entry, lease, m, intended, got, handoffUS, flags)
+		p.died(w, lease, m, intended, got, handoffUS)
 		return
 	}
 
@@ -166,50 +218,65 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	aborted := p.cfg.OnLost == OnLostAbort && p.lapsed(lease, p.deadline(lease, began, renewed))
 	if aborted {
 		p.count(m, &p.rec.aborted)
-		flags |= report.FlagAborted
 	}
 	if p.faults != nil {
 		p.faults.StallWrite(ctx, w.id, w.owner)
 	}
-	if !aborted {
-		switch p.write(ks, fence, entry, true, m) {
-		case writeRefused:
-			flags |= report.FlagExitRefused
-		case writeStale:
-			flags |= report.FlagExitStale
+	for i, k := range w.held {
+		ks := &p.state[k]
+		switch {
+		case aborted:
+			w.flags[i] |= report.FlagAborted
+		case w.read:
+		default:
+			switch p.write(ks, fence, w.entries[i], true, m) {
+			case writeRefused:
+				w.flags[i] |= report.FlagExitRefused
+			case writeStale:
+				w.flags[i] |= report.FlagExitStale
+			}
 		}
+		ks.exitAs(p.capa, w.read, w.entries[i])
 	}
-	ks.exit(entry)
 
 	// The release is announced before it is sent: a strategy that hands the lock over
 	// inside Redis (fair) can have the next holder's acquire return before this call does,
 	// and that acquire must pair with this release, not the one before. Whether a later
 	// holder is inside is read before it is sent too: that holder's lock is what a
-	// successful release removes.
+	// successful release removes. (A bit per key of the set: sets are small.)
 	relStart := time.Now()
-	successor := ks.successorInside(entry)
-	ks.released(w.id, int64(relStart.Sub(p.origin)))
+	var successors uint64
+	for i, k := range w.held {
+		ks := &p.state[k]
+		if i < 64 && ks.successorInside(w.entries[i]) {
+			successors |= 1 << i
+		}
+		ks.released(w.id, int64(relStart.Sub(p.origin)))
+	}
 	rel := p.release(ctx, w, lease, m)
 	relEnd := time.Now()
-	switch {
-	case rel == released && successor:
-		// Someone who came after is inside: the lock this release removed was theirs.
-		p.count(m, &p.rec.misdeletes)
-		flags |= report.FlagReleased | report.FlagMisdelete
-	case rel == released:
-		flags |= report.FlagReleased
-		if next, in := ks.latestInside(entry); in && !relEnd.Before(p.deadline(lease, began, renewed)) {
-			// Someone came in during a release that ended after the lease could have
-			// lapsed. Either it took the key after this release removed our own lock, or
-			// the lease lapsed, it took the key, and this release removed its lock: its
-			// own release will tell.
-			ks.suspectOf(next)
+	for i, k := range w.held {
+		ks, entry := &p.state[k], w.entries[i]
+		switch {
+		case rel == released && successors&(1<<i) != 0:
+			// Someone who came after is inside: the lock this release removed was theirs.
+			p.count(m, &p.rec.misdeletes)
+			w.flags[i] |= report.FlagReleased | report.FlagMisdelete
+		case rel == released:
+			w.flags[i] |= report.FlagReleased
+			if next, in := ks.latestInside(entry); in && !relEnd.Before(p.deadline(lease, began, renewed)) {
+				// Someone came in during a release that ended after the lease could have
+				// lapsed. Either it took the key after this release removed our own lock, or
+				// the lease lapsed, it took the key, and this release removed its lock: its
+				// own release will tell.
+				ks.suspectOf(next)
+			}
+		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+			// The whole release came and went before this lease could lapse, and found the
+			// lock gone: only the suspected release can have removed it.
+			p.count(m, &p.rec.misdeletes)
+			w.flags[i] |= report.FlagMisdelete
 		}
-	case ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
-		// The whole release came and went before this lease could lapse, and found the
-		// lock gone: only the suspected release can have removed it.
-		p.count(m, &p.rec.misdeletes)
-		flags |= report.FlagMisdelete
 	}
 	if m && !p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS,
 		relStart.Sub(got).Microseconds(), relEnd.Sub(relStart).Microseconds()) {
@@ -218,11 +285,24 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 	if p.hist != nil {
 		// Every section goes into the history, so that the cross-process check sees the
 		// holders around the window too; only the acquires counted are counted there.
-		if !m {
-			flags |= report.FlagUnmeasured
+		for i, k := range w.held {
+			if !m {
+				w.flags[i] |= report.FlagUnmeasured
+			}
+			p.hist.add(w.id, k, w.flags[i], got.Sub(p.origin), relStart.Sub(p.origin), fence, w.read)
 		}
-		p.hist.add(w.id, k, flags, got.Sub(p.origin), relStart.Sub(p.origin), fence)
 	}
+}
+
+// acquire takes the worker's chosen keys: the set, a shared hold, or the one key.
+func (p *phase) acquire(ctx context.Context, w *worker) (strategies.Lease, error) {
+	switch {
+	case len(w.held) > 1:
+		return p.sets.AcquireSet(ctx, w.names[:len(w.held)], w.owner)
+	case w.read:
+		return p.shared.AcquireShared(ctx, w.names[0], w.owner)
+	}
+	return p.strat.Acquire(ctx, w.names[0], w.owner)
 }
 
 // died is the end of a cycle whose holder died inside its critical section (holder-crash):
@@ -232,23 +312,30 @@ func (p *phase) cycle(ctx context.Context, w *worker, k int, intended time.Time)
 // a connection of its holder's own (a lease with Abandon: pg-advisory's session). Its
 // lease stays as the service keeps it until the phase is over (crashes.bury), and the
 // worker goes on as a new client. The cycle counts as an acquire without a release.
-func (p *phase) died(w *worker, ks *keyState, k int, entry uint64, lease strategies.Lease, m bool, intended, got time.Time, handoffUS int64, flags report.SectionFlags) {
-	ks.exit(entry)
+func (p *phase) died(w *worker, lease strategies.Lease, m bool, intended, got time.Time, handoffUS int64) {
+	for i, k := range w.held {
+		p.state[k].exitAs(p.capa, w.read, w.entries[i])
+	}
 	now := time.Now()
 	if a, ok := lease.(interface{ Abandon() }); ok {
 		a.Abandon() // a lease bound to its holder's own connection loses it with the holder
 	}
 	p.count(m, &p.rec.crashed)
-	p.crashes.crashed(k, int64(now.Sub(p.origin)), lease, m && p.rec.on.Load())
+	for _, k := range w.held {
+		p.crashes.crashed(k, int64(now.Sub(p.origin)), m && p.rec.on.Load())
+	}
+	p.crashes.buried(lease)
 	w.reborn()
 	if m && !p.rec.cycle(w.id, got.Sub(intended).Microseconds(), handoffUS, now.Sub(got).Microseconds(), -1) {
 		m = false
 	}
 	if p.hist != nil {
-		if !m {
-			flags |= report.FlagUnmeasured
+		for i, k := range w.held {
+			if !m {
+				w.flags[i] |= report.FlagUnmeasured
+			}
+			p.hist.add(w.id, k, w.flags[i], got.Sub(p.origin), now.Sub(p.origin), lease.Fence(), w.read)
 		}
-		p.hist.add(w.id, k, flags, got.Sub(p.origin), now.Sub(p.origin), lease.Fence())
 	}
 }
 
@@ -264,14 +351,14 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 // then whatever stall a fault puts there, and the holder's death if a fault kills it there
 // (dead: nothing is released, not even the re-entries). It returns how far the re-entries
 // extended the lock's lease (a reentrant-hash entry resets its ttl), zero when none did.
-func (p *phase) work(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) (renewed time.Time, dead bool) {
+func (p *phase) work(ctx context.Context, w *worker, m bool) (renewed time.Time, dead bool) {
 	hold := p.ph.Hold.sample(w.rng)
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
 		holdFor(ctx, hold)
 		return time.Time{}, p.stall(ctx, w)
 	}
 	holdFor(ctx, hold/2)
-	nested := p.reenter(ctx, w, ks, entry, key, m)
+	nested := p.reenter(ctx, w, m)
 	holdFor(ctx, hold-hold/2)
 	if p.stall(ctx, w) {
 		return time.Time{}, true
@@ -361,17 +448,17 @@ func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecon
 // let it go on as if it had held the lock all along — seed 001's local count does, and so
 // does the hash script when the intruder's lock lapsed too (it re-creates the lock for the
 // returning owner).
-func (p *phase) reenter(ctx context.Context, w *worker, ks *keyState, entry uint64, key string, m bool) []strategies.Lease {
+func (p *phase) reenter(ctx context.Context, w *worker, m bool) []strategies.Lease {
 	nested := make([]strategies.Lease, 0, p.cfg.Reentry)
 	for range p.cfg.Reentry {
-		l, err := p.strat.Acquire(w.actx.start(time.Now(), p.cfg.AcquireTimeout), key, w.owner)
+		l, err := p.acquire(w.actx.start(time.Now(), p.cfg.AcquireTimeout), w)
 		w.actx.stop()
 		if err != nil {
 			p.acquireFailed(ctx, w, err, m)
 			break
 		}
 		p.count(m, &p.rec.reentries)
-		if ks.superseded(entry) {
+		if p.state[w.held[0]].superseded(w.entries[0]) {
 			p.count(m, &p.rec.unsafeReentries)
 		}
 		nested = append(nested, l)

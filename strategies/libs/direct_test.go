@@ -90,7 +90,7 @@ func TestFiguresAgreeWithDirectUse(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ph := phase(name, func(ph *workload.Phase) { ph.Workers = workers })
 			r := run(t, conn, config(window, ph))[0]
-			rate, cmds := drive(t, conn, name, workers, window, ph.TTL)
+			rate, cmds := drive(t, conn, name, workers, max(r.Acquired, 100), ph.TTL)
 			t.Logf("%s: run %.0f/s %.1f cmd/acq; direct %.0f/s %.1f cmd/acq", name, r.AcquireRate, r.Redis.CommandsPerAcquire, rate, cmds)
 			if q := r.AcquireRate / rate; q < 0.5 || q > 2 {
 				t.Errorf("acquires/s: run %.0f, direct %.0f (ratio %.2f), want within 0.5..2", r.AcquireRate, rate, q)
@@ -103,9 +103,11 @@ func TestFiguresAgreeWithDirectUse(t *testing.T) {
 }
 
 // drive runs the direct program: workers goroutines lock one key, hold it 1ms (spinning, as
-// the engine's holds end), unlock, and go again, for a warm-up and then window. It returns
-// the acquires per second and the Redis commands per acquire of the window.
-func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, window, ttl time.Duration) (rate, cmdsPerAcq float64) {
+// the engine's holds end), unlock, and go again, warmed up until each worker could have
+// acquired once, then measured over n acquires (the run's count: a window of about the
+// run's length, however busy the machine), at most a minute. It returns the acquires per
+// second and the Redis commands per acquire of the window.
+func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, n uint64, ttl time.Duration) (rate, cmdsPerAcq float64) {
 	t.Helper()
 	d := newDirect(t, name, conn.Addrs[0], ttl)
 	defer d.close()
@@ -130,14 +132,19 @@ func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, wind
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond) // the run's warm-up
+	reach := func(count uint64) { // polls until count acquires, or a minute
+		for deadline := time.Now().Add(time.Minute); acquired.Load() < count && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	reach(uint64(workers)) // the warm-up
 	nodes := redisservice.Nodes(conn.Client)
 	before, err := redisservice.Snapshot(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n0, t0 := acquired.Load(), time.Now()
-	time.Sleep(window)
+	reach(n0 + n)
 	after, err := redisservice.Snapshot(ctx, nodes)
 	n1, t1 := acquired.Load(), time.Now()
 	stop()
@@ -145,9 +152,9 @@ func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, wind
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := float64(n1 - n0)
-	if n == 0 {
+	got := float64(n1 - n0)
+	if got == 0 {
 		t.Fatalf("direct %s: nothing acquired", name)
 	}
-	return n / t1.Sub(t0).Seconds(), float64(redisservice.CostBetween(before, after).Commands) / n
+	return got / t1.Sub(t0).Seconds(), float64(redisservice.CostBetween(before, after).Commands) / got
 }

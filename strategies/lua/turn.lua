@@ -10,7 +10,8 @@
 -- ARGV[1] the caller's own member; ARGV[2] '1' when a local waiter of the caller may take the
 -- turn (else the caller's own entry is skipped); ARGV[3] '1' when PUBLISH counts receivers
 -- (not in a Redis Cluster, where it counts the node's own); ARGV[4] ttl in ms, of the list
--- and of a handed-over lock.
+-- and of a handed-over lock; ARGV[7] '1' when the caller's turn lasts (its local streak is
+-- below turnStreak): the lock goes to ARGV[6] at once and the turn stays where it is.
 -- Returns 0 when the lock did not hold ARGV[5], 1 when released and another process has the
 -- turn, 2 when handed to ARGV[6], 3 when released and the turn is the caller's: it wakes a
 -- local waiter; 4 when released and no process took the turn: a waiter of the caller's that
@@ -18,6 +19,10 @@
 local lock = KEYS[2]
 if lock and ARGV[5] ~= '' and redis.call('GET', lock) ~= ARGV[5] then
   return 0
+end
+if lock and ARGV[7] == '1' and ARGV[6] ~= '' then
+  redis.call('SET', lock, ARGV[6], 'PX', ARGV[4])
+  return 2
 end
 local me, mine = ARGV[1], ARGV[2] == '1'
 local first, turn

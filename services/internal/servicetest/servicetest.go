@@ -5,10 +5,13 @@ package servicetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,24 +143,153 @@ func Run(t testing.TB, b workload.Backend, measured, acquireTimeout time.Duratio
 func RunOn(t testing.TB, b workload.Backend, nodes *faults.Nodes, measured, acquireTimeout time.Duration, phases ...workload.Phase) []report.Result {
 	t.Helper()
 	cfg := workload.Config{Phases: phases, Duration: measured, Warmup: 500 * time.Millisecond, AcquireTimeout: acquireTimeout}
-	o := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rs, err := workload.Run(ctx, cfg, b, workload.Options{Faults: faultLayer(nodes, nil)})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	logResults(t, rs)
+	return rs
+}
+
+// Until is what a phase run by RunUntil waits for, given the fault events and the timeline
+// seconds so far. It is called from the engine's collector once a second.
+type Until func(events []report.Event, timeline []report.Second) bool
+
+// RunUntil drives one phase on b like RunOn, but its measured window ends as soon as until
+// holds (checked once a second) or after limit: a test waits for what a fault must lead
+// to (a server back, acquires after it) instead of guessing how long a loaded machine
+// needs. The limit is a generous bound, not a timing window; met reports whether until
+// held, and a result that got to the limit without it carries what ran.
+func RunUntil(t testing.TB, b workload.Backend, nodes *faults.Nodes, limit, acquireTimeout time.Duration, ph workload.Phase, until Until) (r report.Result, met bool) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var (
+		mu       sync.Mutex
+		events   []report.Event
+		timeline []report.Second
+	)
+	seen := func(e report.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	progress := func(pr workload.Progress) {
+		if pr.Warmup {
+			return
+		}
+		s := pr.Second
+		mu.Lock()
+		defer mu.Unlock()
+		timeline = append(timeline, report.Second{TS: pr.Elapsed.Seconds(), Acquired: s.Acquired, Timeouts: s.Timeouts, Errors: s.Errors, Overlaps: s.Overlaps})
+		if !met && until(events, timeline) {
+			met = true
+			stop()
+		}
+	}
+	cfg := workload.Config{Phases: []workload.Phase{ph}, Duration: limit, Warmup: 500 * time.Millisecond, AcquireTimeout: acquireTimeout}
+	rs, err := workload.Run(ctx, cfg, b, workload.Options{Progress: progress, Faults: faultLayer(nodes, seen)})
+	mu.Lock()
+	ended := met
+	mu.Unlock()
+	if err != nil && !(ended && errors.Is(err, context.Canceled)) || len(rs) != 1 {
+		t.Fatalf("run: %v", err)
+	}
+	logResults(t, rs)
+	if !ended {
+		t.Logf("%s: the condition awaited did not hold within %s", rs[0].Strategy, limit)
+	}
+	return rs[0], ended
+}
+
+// faultLayer builds a phase's faults as the CLI does, on nodes; seen, when set, also gets
+// every fault event as it happens.
+func faultLayer(nodes *faults.Nodes, seen func(report.Event)) func(workload.Phase) (workload.Faults, error) {
+	return func(ph workload.Phase) (workload.Faults, error) {
 		specs, err := faults.ParseAll(ph.Faults)
 		if err != nil {
 			return nil, err
 		}
-		return faults.New(specs, ph.Concurrency(), nodes)
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rs, err := workload.Run(ctx, cfg, b, o)
-	if err != nil {
-		t.Fatalf("run: %v", err)
+		f, err := faults.New(specs, ph.Concurrency(), nodes)
+		if err != nil || seen == nil {
+			return f, err
+		}
+		return observed{Faults: f, seen: seen}, nil
 	}
+}
+
+// observed passes a phase's fault events on to seen as well as to the engine.
+type observed struct {
+	workload.Faults
+	seen func(report.Event)
+}
+
+func (o observed) Run(ctx context.Context, windowStart time.Time, emit func(report.Event)) {
+	o.Faults.Run(ctx, windowStart, func(e report.Event) { emit(e); o.seen(e) })
+}
+
+// Find is the first of events whose What contains what.
+func Find(events []report.Event, what string) (report.Event, bool) {
+	for _, e := range events {
+		if strings.Contains(e.What, what) {
+			return e, true
+		}
+	}
+	return report.Event{}, false
+}
+
+// AcquiredAfterEvent is an Until: the event what happened, and a timeline second that
+// began after it counts n acquires or more.
+func AcquiredAfterEvent(what string, n uint64) Until {
+	return func(events []report.Event, timeline []report.Second) bool {
+		e, ok := Find(events, what)
+		return ok && AcquiredAfter(report.Result{Timeline: timeline}, e.TS) >= n
+	}
+}
+
+// AcquiredAtLeast is an Until: the window has counted n acquires, enough for a cost per
+// acquire that the phase's fixed costs (sessions opened, the readings) do not blur.
+func AcquiredAtLeast(n uint64) Until {
+	return func(_ []report.Event, timeline []report.Second) bool {
+		return AcquiredAfter(report.Result{Timeline: timeline}, math.Inf(-1)) >= n
+	}
+}
+
+// Overlapped is an Until: the timeline has counted n overlaps.
+func Overlapped(n uint64) Until {
+	return func(_ []report.Event, timeline []report.Second) bool {
+		var got uint64
+		for _, s := range timeline {
+			got += s.Overlaps
+		}
+		return got >= n
+	}
+}
+
+// Rate is the acquires per second over the timeline seconds of r lying wholly in
+// [from, to], and how many seconds that is (0: none to judge by).
+func Rate(r report.Result, from, to float64) (rate float64, seconds int) {
+	var n uint64
+	var span float64
+	for i, s := range r.Timeline {
+		begin := s.TS - 1
+		if i > 0 {
+			begin = r.Timeline[i-1].TS
+		}
+		if begin >= from && s.TS <= to {
+			n, span, seconds = n+s.Acquired, span+s.TS-begin, seconds+1
+		}
+	}
+	if span == 0 {
+		return 0, 0
+	}
+	return float64(n) / span, seconds
+}
+
+func logResults(t testing.TB, rs []report.Result) {
+	t.Helper()
 	for _, r := range rs {
-		t.Logf("%s %s: %d acquired (%.0f/s), %d timeouts, %d errors, verdict %q, safety %+v, requests/acq %.1f, cpu µs/acq %.0f, renewals %d, notes %q",
-			r.Strategy, r.Label, r.Acquired, r.AcquireRate, r.Timeouts, r.Errors, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire, r.Redis.CPUUSPerAcquire, r.Renewals, r.Notes)
+		t.Logf("%s %s: %d acquired (%.0f/s), %d timeouts, %d errors, verdict %q, safety %+v, requests/acq %.1f, cpu µs/acq %.0f, renewals %d, events %+v, notes %q",
+			r.Strategy, r.Label, r.Acquired, r.AcquireRate, r.Timeouts, r.Errors, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire, r.Redis.CPUUSPerAcquire, r.Renewals, r.Events, r.Notes)
 	}
-	return rs
 }
 
 // Main is a service package's TestMain: when installed, it spawns one server for the whole
