@@ -48,6 +48,12 @@ func TestBadInputIsRefusedUpFront(t *testing.T) {
 		{[]string{"run", "--redis", "127.0.0.1:1,,127.0.0.1:2"}, "empty element"},
 		{[]string{"run", "--strategy", "etcd-mutex", "--etcd", "127.0.0.1:99999"}, "port 99999"},
 		{[]string{"run", "--strategy", "zk-lock", "--zookeeper", "127.0.0.1:99999"}, "port 99999"},
+		{[]string{"run", "--read-ratio", "0.5"}, "rw-lock"},
+		{[]string{"run", "--permits", "3"}, "only a semaphore"},
+		{[]string{"run", "--lock-set", "2"}, "multilock"},
+		{[]string{"run", "--strategy", "rw-lock", "--read-ratio", "2"}, "--read-ratio 2"},
+		{[]string{"run", "--strategy", "semaphore", "--permits", "0"}, "--permits"},
+		{[]string{"run", "--strategy", "multilock", "--lock-set", "3"}, "at most --keys"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := tc.args

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,14 +17,17 @@ import (
 // parameter, and a value means the same through each: the phase it yields is identical.
 func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 	samples := map[string]string{"ttl": "750ms", "watchdog": "250ms", "wait": "spin:2ms", "workers": "7",
-		"keys": "13", "hold": "uniform:1ms..3ms", "rate": "250"}
+		"keys": "13", "hold": "uniform:1ms..3ms", "rate": "250",
+		"read-ratio": "0.75", "permits": "3", "lock-set": "1"}
+	strategyOf := map[string]string{"read-ratio": "rw-lock", "permits": "semaphore", "lock-set": "multilock"}
+	strategy := "token"
 	resolved := func(t *testing.T, args ...string) workload.Phase {
 		t.Helper()
 		var f loadFlags
 		fs := newFlags("run", "", io.Discard)
 		f.bind(fs)
 		if !slices.Contains(args, "--profile") {
-			args = append([]string{"--strategy", "token"}, args...) // a profile's phases name theirs
+			args = append([]string{"--strategy", strategy}, args...) // a profile's phases name theirs
 		}
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
@@ -38,6 +42,7 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 	}
 	for _, st := range workload.PhaseSettings {
 		t.Run(st.Name, func(t *testing.T) {
+			strategy = cmp.Or(strategyOf[st.Name], "token")
 			v, ok := samples[st.Name]
 			if !ok {
 				t.Fatalf("no sample value for %s: add one", st.Name)
@@ -45,7 +50,7 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 			viaFlag := resolved(t, "--"+st.Name, v)
 
 			path := filepath.Join(t.TempDir(), "p.yaml")
-			body := "phases:\n  - strategy: token\n    " + st.Name + ": " + v + "\n"
+			body := "phases:\n  - strategy: " + strategy + "\n    " + st.Name + ": " + v + "\n"
 			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +65,7 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 				return
 			}
 			base := resolved(t)
-			cfg := workload.Config{Strategies: []string{"token"}}
+			cfg := workload.Config{Strategies: []string{strategy}}
 			cfg.Workers, cfg.Keys, cfg.TTL, cfg.Hold, cfg.Rate = base.Workers, base.Keys, base.TTL, base.Hold, base.Rate
 			cfg.Watchdog, cfg.Wait, cfg.MaxInflight, cfg.Duration = base.Watchdog, base.Wait, base.MaxInflight, 1
 			phases, err := workload.SweepPhases(&cfg, st.Name, []string{v})

@@ -32,6 +32,11 @@ import (
 //     keys of 1000, 250 acquires between the promotion and the window's end at 5s: about
 //     ten overlaps expected). Overlaps are likely, not certain, and not asserted.
 //
+// The acquire timeout (3s) is longer than WAIT's own (the replica timeout, 1s), so that a
+// grant the replica did not confirm in time is given back and noted, as --wait-replicas
+// promises, and not cut short as a timeout: with both at 1s a busy machine's slower acks
+// turned every acquire of the wait-replicas=1 case into a timeout.
+//
 // In the open loop the phase then waits for the arrivals due in the window to finish, holds
 // included, and records their releases — the lost ones among them.
 func failoverConfig(waitReplicas int) workload.Config {
@@ -39,7 +44,7 @@ func failoverConfig(waitReplicas int) workload.Config {
 		Strategies: []string{"token"},
 		Rate:       150, MaxInflight: 1000,
 		Keys: 1000, TTL: 10 * time.Second, Hold: hold("uniform:4s..5s"),
-		Duration: 5 * time.Second, Warmup: 500 * time.Millisecond, AcquireTimeout: time.Second,
+		Duration: 5 * time.Second, Warmup: 500 * time.Millisecond, AcquireTimeout: 3 * time.Second,
 		Faults:       []string{failoverFault},
 		WaitReplicas: waitReplicas,
 	}

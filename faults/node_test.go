@@ -38,7 +38,7 @@ func TestRedisPause(t *testing.T) {
 	if d := back.at.Sub(frozen.at); d < time.Second {
 		t.Errorf("paused for %s, want at least its d of 1s", d)
 	}
-	before := w.rateBefore(t, frozen, ramp)
+	before := w.rateBefore(t, frozen)
 	during := float64(back.entered-frozen.entered) / back.at.Sub(frozen.at).Seconds()
 	t.Logf("acquires/s: %.0f before the pause, %.0f during it", before, during)
 	if during > before/4 {
@@ -104,7 +104,7 @@ func TestKill(t *testing.T) {
 		t.Errorf("no errors or timeouts while the node was dead (t=%.2fs..%.2fs): %v", killed.TS, back.TS, r.Timeline)
 	}
 	km, bm := w.get(t, brief, "killed"), w.get(t, brief, "restarted")
-	pre, post := w.rateBefore(t, km, ramp), w.rateAfter(bm, span(km))
+	pre, post := w.rateBefore(t, km), w.rateAfter(bm, span(km))
 	t.Logf("acquires/s: %.0f before the kill, %.0f after the restart", pre, post)
 	if post < pre*recovering {
 		t.Errorf("acquired %.0f/s before the kill and %.0f/s after the restart: the phase did not recover", pre, post)
@@ -147,7 +147,7 @@ func TestProxyFaults(t *testing.T) {
 	if d := on.at.Sub(off.at); d < time.Second {
 		t.Errorf("cut off for %s, want at least its d of 1s", d)
 	}
-	before := w.rateBefore(t, off, ramp)
+	before := w.rateBefore(t, off)
 	during := float64(on.entered-off.entered) / on.at.Sub(off.at).Seconds()
 	after := w.rateAfter(on, span(off))
 	t.Logf("acquires/s: %.0f before the partition, %.0f during it, %.0f after", before, during, after)
@@ -197,7 +197,7 @@ func TestRedlockSurvivesTwoKills(t *testing.T) {
 		t.Errorf("redlock with 2 of 5 masters dead: verdict %q; want safe", r.Verdict)
 	}
 	first, last, _ := bothKilled(w)
-	before, after := w.rateBefore(t, first, ramp), w.rateAfter(last, span(first))
+	before, after := w.rateBefore(t, first), w.rateAfter(last, span(first))
 	t.Logf("acquires/s: %.0f before the kills, %.0f after", before, after)
 	if after < before*recovering {
 		t.Errorf("with 2 of 5 masters dead: %.0f acquires/s, %.0f/s before the kills; want redlock to go on with the other three", after, before)

@@ -102,8 +102,7 @@ func (w *watch) get(t *testing.T, fault, what string) mark {
 	return m
 }
 
-// ramp is how many acquires a rate leaves out at the phase's start (connections, warm
-// caches), and the fewest it is measured over.
+// ramp is the fewest acquires a rate after a fault is measured over.
 const ramp = 50
 
 // span is how many acquires a rate after a fault is measured over: half of those made
@@ -160,12 +159,14 @@ func (w *watch) rate(from, to uint64) float64 {
 	return float64(b.entered-a.entered) / b.at.Sub(a.at).Seconds()
 }
 
-// rateBefore is the acquire rate from the ramp's end (skip acquires into the phase) up to
-// m. The slice of samples after the last one before m is left out, so that the rate is not
-// diluted by the fault.
-func (w *watch) rateBefore(t *testing.T, m mark, skip uint64) float64 {
+// rateBefore is the acquire rate up to m, leaving out the first quarter of the acquires
+// made before it (connections, the first round of contention). The slice of samples after
+// the last one before m is left out, so that the rate is not diluted by the fault.
+func (w *watch) rateBefore(t *testing.T, m mark) float64 {
 	t.Helper()
+	skip := m.entered / 4
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	i := slices.IndexFunc(w.samples, func(s sample) bool { return s.entered >= skip })
 	j := -1
 	for k, s := range w.samples {
@@ -173,9 +174,8 @@ func (w *watch) rateBefore(t *testing.T, m mark, skip uint64) float64 {
 			j = k
 		}
 	}
-	w.mu.Unlock()
-	if i < 0 || j <= i || w.samples[j].entered < w.samples[i].entered+skip {
-		t.Fatalf("fewer than %d acquires after the first %d and before %q: nothing to compare with", skip, skip, m.What)
+	if i < 0 || j <= i || w.samples[j].entered < w.samples[i].entered+10 {
+		t.Fatalf("%d acquires before %q: too few to take a rate from", m.entered, m.What)
 	}
 	a, b := w.samples[i], w.samples[j]
 	return float64(b.entered-a.entered) / b.at.Sub(a.at).Seconds()

@@ -282,9 +282,9 @@ func checkPhase(t *testing.T, strategy string, values []profiles.Value) {
 	for _, v := range values {
 		var err error
 		switch v.Key {
-		case "workers", "max-inflight", "keys", "reentry":
+		case "workers", "max-inflight", "keys", "reentry", "permits", "lock-set":
 			_, err = strconv.Atoi(v.Value)
-		case "rate":
+		case "rate", "read-ratio":
 			_, err = strconv.ParseFloat(v.Value, 64)
 		case "duration", "warmup", "acquire-timeout":
 			_, err = time.ParseDuration(v.Value)

@@ -54,7 +54,7 @@ const (
 
 // Sweep describes a parameter sweep.
 type Sweep struct {
-	Param  string   `json:"param"`  // ttl | watchdog | wait | workers | keys | hold | rate
+	Param  string   `json:"param"`  // ttl | watchdog | wait | workers | keys | hold | rate | read-ratio | permits | lock-set
 	Values []string `json:"values"` // as given on the command line
 }
 

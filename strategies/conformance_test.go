@@ -22,6 +22,11 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, name)
 			info, _ := strategies.Lookup(name)
+			if info.AutoRenew {
+				// The watchdog's hold lasts seconds: it runs beside the other cases, and
+				// WatchdogRenews, the last of them, judges it.
+				e.hold = startHold(t, e, redistest.Prefix(t)+"wd")
+			}
 			for _, c := range conformance {
 				t.Run(c.name, func(t *testing.T) {
 					if c.applies != nil && !c.applies(info) {
@@ -49,12 +54,12 @@ var conformance = []struct {
 	{"CancelWhileWaiting/pubsub", nil, cancelWhileWaiting("pubsub")},
 	{"Reentry", func(i strategies.Info) bool { return i.Reentrant }, reentry},
 	{"SameOwnerContends", func(i strategies.Info) bool { return !i.Reentrant }, sameOwnerContends},
-	{"WatchdogRenews", func(i strategies.Info) bool { return i.AutoRenew }, watchdogRenews},
 	{"EmptyKey", nil, emptyKey},
 	{"PermitsBound/backoff", semaphores, permitsBound("backoff:1ms..20ms")},
 	{"PermitsBound/pubsub", semaphores, permitsBound("pubsub")},
 	{"SharedReaders", shared, sharedReaders},
 	{"SetAllOrNone", sets, setAllOrNone},
+	{"WatchdogRenews", func(i strategies.Info) bool { return i.AutoRenew }, watchdogRenews}, // last: see startHold
 }
 
 func safe(i strategies.Info) bool { return i.SafeWithoutFaults }
@@ -120,16 +125,31 @@ func mutualExclusion(wait string) func(t *testing.T, e *env, prefix string) {
 }
 
 // expiresAfterTTL: a holder that never releases blocks others only until its ttl passes.
+// What is judged is a lower bound, which a stalled machine only widens: the lock came free
+// no sooner than its ttl. The other client retries as often as the default backoff does,
+// but for getset: each of its failed attempts writes a new timestamp, which would keep the
+// lock fresh (TestWeaknessGetsetRetriesKeepDeadLockFresh), so it tries at once and then
+// every one and a half ttls. (That getset takes over no sooner than the ttl, the same test
+// shows on its clock.)
 func expiresAfterTTL(t *testing.T, e *env, prefix string) {
 	const ttl = 200 * time.Millisecond
 	s := e.strategy(t, withTTL(ttl))
+	other := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = ttl // the timestamp strategies judge staleness by the contender's ttl
+		if !s.Info().KeyTTL {
+			o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: ttl * 3 / 2}
+		}
+	})
 	key := prefix + "k"
+	start := time.Now()
 	acquire(t, s, key, "crashed") // never released
-	mustBeBusy(t, s, key, "b", 50*time.Millisecond)
-	time.Sleep(ttl + 100*time.Millisecond)
-	l, err := tryFor(s, key, "b", 2*time.Second)
+	l, err := tryFor(other, key, "b", patience)
 	if err != nil {
-		t.Fatalf("lock still held %s after its ttl ran out: %v", ttl+100*time.Millisecond, err)
+		t.Fatalf("lock still held %s after it was taken with a ttl of %s: %v", patience, ttl, err)
+	}
+	// Redis and the timestamp strategies count the ttl in whole milliseconds.
+	if took := time.Since(start); took < ttl-2*time.Millisecond {
+		t.Fatalf("another client took the lock %s after it was taken with a ttl of %s", took, ttl)
 	}
 	release(t, l)
 }
@@ -145,12 +165,11 @@ func releaseByNonOwner(t *testing.T, e *env, prefix string) {
 	other := e.strategy(t, withTTL(time.Minute))
 	key := prefix + "k"
 	old := acquire(t, s, key, "a")
-	time.Sleep(ttl + 100*time.Millisecond)
-	cur := acquire(t, other, key, "b")
+	cur := acquire(t, other, key, "b") // once a's lease ran out
 	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("release of an expired lease: want ErrNotOwner, got %v", err)
 	}
-	mustBeBusy(t, s, key, "c", 50*time.Millisecond) // b still holds it
+	mustBeBusy(t, s, key, "c") // b still holds it
 	release(t, cur)
 }
 
@@ -164,47 +183,56 @@ func releaseTwice(t *testing.T, e *env, prefix string) {
 }
 
 // cancelWhileWaiting: cancelling a waiter returns promptly with ErrNotAcquired and the
-// cause, and leaves nothing behind that delays the next acquirer.
+// cause, and leaves nothing behind that delays the next acquirer. The lease is a minute
+// long, so "promptly" needs no tight bound: a waiter that missed the cancel would sleep
+// until a fallback timer or the ttl, far past the limit.
 func cancelWhileWaiting(wait string) func(t *testing.T, e *env, prefix string) {
 	return func(t *testing.T, e *env, prefix string) {
 		w, _ := strategies.ParseWait(wait)
-		s := e.strategy(t, func(o *strategies.Options) { o.Wait = w })
+		s := e.strategy(t, func(o *strategies.Options) { o.Wait = w; o.TTL = time.Minute })
 		key := prefix + "k"
 		holder := acquire(t, s, key, "holder")
 
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(100*time.Millisecond, cancel)
-		start := time.Now()
-		_, err := s.Acquire(ctx, key, "waiter") // no deadline: it waits until cancelled
+		defer cancel()
+		got := make(chan error, 1)
+		before := s.Stats().FailedAttempts
+		go func() {
+			_, err := s.Acquire(ctx, key, "waiter") // no deadline: it waits until cancelled
+			got <- err
+		}()
+		waitFor(t, func() bool { return s.Stats().FailedAttempts > before }) // it waits now
+		cancel()
+		var err error
+		select {
+		case err = <-got:
+		case <-time.After(patience):
+			t.Fatalf("a cancelled wait had not returned after %s", patience)
+		}
 		if !errors.Is(err, strategies.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled wait: want ErrNotAcquired and context.Canceled, got %v", err)
 		}
-		if took := time.Since(start); took > 2*time.Second {
-			t.Fatalf("cancelled wait returned after %s", took)
-		}
 		release(t, holder)
-		l, err := tryFor(s, key, "next", 2*time.Second) // ttl is 10s: residue would block this
-		if err != nil {
-			t.Fatalf("after the holder released, the next acquire failed: %v", err)
-		}
-		release(t, l)
+		release(t, acquireFree(t, s, key, "next")) // no residue (a queue entry) in the way
 	}
 }
 
 // reentry: the same owner re-enters without waiting; the lock is free only after the last
-// release.
+// release. The lease is a minute long, so a strategy that made the holder wait for its own
+// lock would not get it back within patience.
 func reentry(t *testing.T, e *env, prefix string) {
-	s := e.strategy(t, nil)
+	s := e.strategy(t, withTTL(time.Minute))
 	key := prefix + "k"
 	outer := acquire(t, s, key, "a")
-	inner, err := tryFor(s, key, "a", 200*time.Millisecond)
-	if err != nil {
-		t.Fatalf("re-entry by the holder: %v", err)
+	before := s.Stats().FailedAttempts
+	inner := acquire(t, s, key, "a")
+	if n := s.Stats().FailedAttempts - before; n != 0 {
+		t.Fatalf("re-entry by the holder waited: %d failed attempts", n)
 	}
 	release(t, inner)
-	mustBeBusy(t, s, key, "b", 50*time.Millisecond)
+	mustBeBusy(t, s, key, "b")
 	release(t, outer)
-	release(t, acquire(t, s, key, "b"))
+	release(t, acquireFree(t, s, key, "b"))
 }
 
 // sameOwnerContends: a non-reentrant strategy treats the holder asking again as contention.
@@ -212,37 +240,104 @@ func sameOwnerContends(t *testing.T, e *env, prefix string) {
 	s := e.strategy(t, nil)
 	key := prefix + "k"
 	l := acquire(t, s, key, "a")
-	mustBeBusy(t, s, key, "a", 100*time.Millisecond)
+	mustBeBusy(t, s, key, "a")
 	release(t, l)
 }
 
-// watchdogRenews: with renewal on, a hold several ttls long keeps the lock; renewal stops
-// with the release.
-func watchdogRenews(t *testing.T, e *env, prefix string) {
-	const ttl = 300 * time.Millisecond
-	s := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl
+// watchdogRenews: with renewal on, a hold longer than the ttl keeps the lock; renewal stops
+// with the release. The hold began with the strategy's run (startHold).
+func watchdogRenews(t *testing.T, e *env, _ string) {
+	e.hold.check(t)
+}
+
+// hold is a lease kept with a watchdog on auto past its ttl, beside one let go once its
+// watchdog ran. Nothing is timed: BeforeRenew counts each lease's renewals, and a lease whose
+// watchdog ran interval after interval (ttl/3 each) is past its ttl. The ttl is seconds
+// long: a lease is lost only when no renewal gets through for 2s, which a busy machine does
+// not miss.
+type hold struct {
+	s    strategies.Strategy
+	key  string
+	kept strategies.Lease
+
+	mu    sync.Mutex
+	calls map[string]int // BeforeRenew calls per owner
+
+	letGone  chan struct{} // closed once "let" was released
+	letErr   error
+	stopped  int // let's calls when its release returned
+	keptThen int // kept's calls then
+}
+
+const holdTTL = 3 * time.Second
+
+// startHold takes key for "kept" and key+":let" for "let", and releases let once its
+// watchdog ran; check judges both.
+func startHold(t *testing.T, e *env, key string) *hold {
+	t.Helper()
+	h := &hold{key: key, calls: map[string]int{}, letGone: make(chan struct{})}
+	letRenews := make(chan struct{})
+	h.s = e.strategy(t, func(o *strategies.Options) {
+		o.TTL = holdTTL
 		o.Watchdog = strategies.Watchdog{Auto: true}
+		o.Hooks.BeforeRenew = func(_ context.Context, _, owner string) {
+			h.mu.Lock()
+			h.calls[owner]++
+			if owner == "let" && h.calls[owner] == 1 {
+				close(letRenews)
+			}
+			h.mu.Unlock()
+		}
 	})
-	key := prefix + "k"
-	l := acquire(t, s, key, "a")
-	time.Sleep(3 * ttl)
-	mustBeBusy(t, s, key, "b", 50*time.Millisecond)
+	h.kept = acquire(t, h.s, key, "kept")
+	let := acquire(t, h.s, key+":let", "let")
+	go func() {
+		defer close(h.letGone)
+		select {
+		case <-letRenews:
+		case <-time.After(patience):
+			h.letErr = errors.New("its watchdog never ran")
+			return
+		}
+		h.letErr = let.Release(context.Background())
+		h.stopped, h.keptThen = h.count("let"), h.count("kept")
+	}()
+	return h
+}
+
+func (h *hold) count(owner string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[owner]
+}
+
+func (h *hold) check(t *testing.T) {
+	t.Helper()
 	select {
-	case <-l.Lost():
+	case <-h.letGone:
+	case <-time.After(patience):
+		t.Fatalf("the second lease was not released within %s", patience)
+	}
+	if h.letErr != nil {
+		t.Fatalf("the second lease: %v", h.letErr)
+	}
+	// kept's 5th call comes an interval after its 4th renewal returned: 4/3 of the ttl on.
+	// Two more calls than at let's release: a whole interval in which let had to stay quiet.
+	pollUntil(t, "kept's watchdog to run past the ttl", func() bool {
+		n := h.count("kept")
+		return n >= 5 && n >= h.keptThen+2 && h.s.Stats().Renewals >= 4
+	})
+	mustBeBusy(t, h.s, h.key, "b")
+	select {
+	case <-h.kept.Lost():
 		t.Fatal("lease reported lost while the watchdog should keep it")
 	default:
 	}
-	if n := s.Stats().Renewals; n < 4 {
-		t.Fatalf("%d renewals over %s with interval %s, want at least 4", n, 3*ttl, ttl/3)
+	if n := h.count("let"); n != h.stopped {
+		t.Fatalf("renewals went on after release: %d -> %d", h.stopped, n)
 	}
-	release(t, l)
-	after := s.Stats().Renewals
-	time.Sleep(ttl)
-	if n := s.Stats().Renewals; n != after {
-		t.Fatalf("renewals went on after release: %d -> %d", after, n)
-	}
-	release(t, acquire(t, s, key, "b"))
+	release(t, h.kept)
+	release(t, acquireFree(t, h.s, h.key, "b"))
 }
 
 func emptyKey(t *testing.T, e *env, _ string) {

@@ -91,7 +91,7 @@ func TestReleasePauseRunsOncePerRelease(t *testing.T) {
 					o.Hooks.ReleasePause = p.hook
 				})
 				lapsed := acquire(t, short, key, "c")
-				time.Sleep(ttl + 50*time.Millisecond)
+				waitGone(t, e.client, key)
 				_ = lapsed.Release(context.Background())
 				want(0, "")
 			}

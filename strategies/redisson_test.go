@@ -113,18 +113,6 @@ func waitPTTLBelow(t *testing.T, c rueidis.Client, key string, d time.Duration) 
 	return left
 }
 
-// pollUntil polls cond until it holds, failing the test after a generous deadline.
-func pollUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestRedissonFairGrantsInQueueOrder: redisson-fair's waiters queue by owner in
 // redisson_lock_queue:{name}, each timing out a thread wait time (5 minutes) after the one
 // before it in redisson_lock_timeout:{name}, and take the lock in that order, woken on their

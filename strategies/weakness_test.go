@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,9 +27,12 @@ func TestWeaknessSetNXDelDeletesAnotherOwnersLock(t *testing.T) {
 	s := e.strategy(t, withTTL(ttl))
 	key := redistest.Prefix(t) + "k"
 
+	// The next holder is another client whose lease outlasts the test: on the short ttl its
+	// lock could lapse by itself before the slow holder's DEL, which would then prove nothing.
+	other := e.strategy(t, withTTL(time.Minute))
+
 	slow := acquire(t, s, key, "slow")
-	time.Sleep(ttl + 100*time.Millisecond) // the slow holder's lease runs out mid-work
-	next := acquire(t, s, key, "next")
+	next := acquire(t, other, key, "next") // once the slow holder's lease ran out mid-work
 	if err := slow.Release(context.Background()); err != nil {
 		t.Fatalf("blind DEL reported %v; it cannot know the lock is no longer its own", err)
 	}
@@ -91,7 +95,7 @@ func TestWeaknessGetDelPauseDeletesTheNextHoldersLock(t *testing.T) {
 				if exists() != 1 {
 					t.Fatal("token's stalled release deleted the next holder's lock")
 				}
-				mustBeBusy(t, s, key, "c", 50*time.Millisecond)
+				mustBeBusy(t, s, key, "c")
 				release(t, b)
 				return
 			}
@@ -127,17 +131,16 @@ func TestGetDelChecksOwnershipWithoutAPause(t *testing.T) {
 	other := e.strategy(t, withTTL(time.Minute))
 	key := redistest.Prefix(t) + "k"
 	old := acquire(t, s, key, "a")
-	time.Sleep(ttl + 50*time.Millisecond)
+	waitGone(t, e.client, key)
 	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("release of an expired lease, nobody holding: want ErrNotOwner, got %v", err)
 	}
 	old = acquire(t, s, key, "a")
-	time.Sleep(ttl + 50*time.Millisecond)
-	cur := acquire(t, other, key, "b")
+	cur := acquire(t, other, key, "b") // once a's lease ran out
 	if err := old.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("release of a lease taken over: want ErrNotOwner, got %v", err)
 	}
-	mustBeBusy(t, s, key, "c", 50*time.Millisecond)
+	mustBeBusy(t, s, key, "c")
 	release(t, cur)
 }
 
@@ -162,8 +165,9 @@ func TestWeaknessSetNXExpireCrashLeavesLockWithoutTTL(t *testing.T) {
 	if err != nil || pttl != -1 {
 		t.Fatalf("PTTL = %d (%v), want -1: a key that exists without a ttl", pttl, err)
 	}
-	time.Sleep(3 * ttl)
-	mustBeBusy(t, healthy, key, "anyone", 3*ttl) // deadlock: it never expires
+	// Deadlock: a key without a ttl never expires (no need to wait one out), and a healthy
+	// client finds it taken.
+	mustBeBusy(t, healthy, key, "anyone")
 }
 
 // Seed 000 §1: two clients whose clocks disagree both take over one stale lock.
@@ -182,17 +186,20 @@ func TestWeaknessGetsetTwoClientsTakeOverStaleLock(t *testing.T) {
 	// so it takes over and writes its own time, which is 1.5 ttl in the past. Client B, on
 	// time, then finds A's timestamp stale as well and takes over a lock A holds.
 	behind := func() time.Time { return time.Now().Add(-3 * ttl / 2) }
-	ctxA, cancel := context.WithTimeout(strategies.WithClock(context.Background(), behind), time.Second)
+	ctxA, cancel := context.WithTimeout(strategies.WithClock(context.Background(), behind), patience)
 	defer cancel()
 	leaseA, err := s.Acquire(ctxA, key, "a")
 	if err != nil {
 		t.Fatalf("client A (clock behind) should take over the stale lock: %v", err)
 	}
 	// B's first GETSET decides: it reads A's timestamp, 1.5 ttl old by B's clock, and takes
-	// over. A retry would read B's own fresh timestamp and fail, so the wait only has to cover
-	// one round trip; it stays under the ttl, so that no retry finds B's own timestamp stale:
-	// a B that does not take over at once cannot get in later.
-	leaseB, err := tryFor(s, key, "b", 500*time.Millisecond)
+	// over. A retry would read B's own timestamp, which a stall could age past the ttl, so B
+	// makes one attempt only: it would wait a minute before the next, past patience.
+	onlyOnce := e.strategy(t, func(o *strategies.Options) {
+		o.TTL = ttl
+		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Minute}
+	})
+	leaseB, err := tryFor(onlyOnce, key, "b", patience)
 	if err != nil {
 		t.Fatalf("client B should take over too while A holds it — both hold the lock: %v", err)
 	}
@@ -201,33 +208,53 @@ func TestWeaknessGetsetTwoClientsTakeOverStaleLock(t *testing.T) {
 }
 
 // Seed 000 §1, noted in its own comments: every failed GETSET writes the loser's time, so a
-// dead holder's lock never turns stale while someone keeps retrying.
+// dead holder's lock never turns stale while someone keeps retrying. The patient client's
+// clock moves a quarter ttl per attempt, from the dead holder's timestamp on: ten ttls on
+// by its own clock, the lock still looks fresh to it. No real time is involved.
 func TestWeaknessGetsetRetriesKeepDeadLockFresh(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "getset")
-	const ttl = 200 * time.Millisecond
+	const ttl, attempts = 200 * time.Millisecond, 40
 	s := e.strategy(t, func(o *strategies.Options) {
 		o.TTL = ttl
-		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 20 * time.Millisecond}
+		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Millisecond}
 	})
 	key := redistest.Prefix(t) + "k"
 	acquire(t, s, key, "dead") // never released
-	mustBeBusy(t, s, key, "patient", 5*ttl)
+	stamp, err := e.client.Do(context.Background(), e.client.B().Get().Key(key).Build()).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	var reads atomic.Int64
+	clock := func() time.Time {
+		n := reads.Add(1)
+		if n == attempts {
+			cancel() // this attempt is the last
+		}
+		return time.UnixMilli(stamp).Add(time.Duration(n) * ttl / 4)
+	}
+	l, err := s.Acquire(strategies.WithClock(ctx, clock), key, "patient")
+	if err == nil {
+		_ = l.Release(context.Background())
+		t.Fatalf("the patient client took the dead holder's lock after %d attempts, %s on by its clock", reads.Load(), time.Duration(reads.Load())*ttl/4)
+	}
+	if !errors.Is(err, strategies.ErrNotAcquired) || !errors.Is(err, context.Canceled) || reads.Load() < attempts {
+		t.Fatalf("want ErrNotAcquired after %d attempts, got %v after %d", attempts, err, reads.Load())
+	}
 }
 
 // Seed 000 §2: a client whose clock runs ahead judges a live lock stale and spins on
-// SET/GET without pausing until Redis expires the key. Both clients are told to pause 100ms
-// between attempts: the one on time does; the fast one makes more attempts than any pausing
-// client could. (A bound, not a ratio of the two: on a loaded machine a round trip takes
-// milliseconds, and the spinner's count falls with it. Twice what pausing allows, over a
-// 400ms window, asks for 20 round trips of SET and GET, one per 20ms, which a loaded machine
-// manages; a client that pauses as told stays at half of it. The ttl outlasts both windows
-// with room to spare, so the holder's lock is there all along.)
+// SET/GET without pausing until Redis expires the key. Both clients are told to pause a
+// minute between attempts: the one on time makes one attempt and pauses; the fast one makes
+// twenty meanwhile. Counts, not rates: no window of time is judged. The lease is a minute
+// long too, so the holder's lock is there all along.
 func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "setnx-stale")
-	const ttl, pause, window = 3 * time.Second, 100 * time.Millisecond, 400 * time.Millisecond
-	wait := strategies.Wait{Kind: strategies.WaitSpin, Interval: pause}
+	const ttl, spins = time.Minute, 20
+	wait := strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Minute}
 	onTime := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Wait = ttl, wait })
 	fast := e.strategy(t, func(o *strategies.Options) {
 		o.TTL, o.Wait = ttl, wait
@@ -235,21 +262,40 @@ func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	})
 	key := redistest.Prefix(t) + "k"
 	holder := acquire(t, onTime, key, "holder")
-	mustBeBusy(t, onTime, key, "calm", window)
-	mustBeBusy(t, fast, key, "spinner", window)
-	pausing := uint64(window/pause) + 1 // the most attempts a client pausing as told can make
-	calm, spin := onTime.Stats().FailedAttempts, fast.Stats().FailedAttempts
-	if calm > pausing+1 {
-		t.Fatalf("the client on time made %d attempts in %v; pausing %v it can make %d", calm, window, pause, pausing)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 2)
+	for _, c := range []struct {
+		s     strategies.Strategy
+		owner string
+	}{{onTime, "calm"}, {fast, "spinner"}} {
+		go func() {
+			l, err := c.s.Acquire(ctx, key, c.owner)
+			if err == nil {
+				_ = l.Release(context.Background())
+				err = fmt.Errorf("%s acquired a lock the holder keeps", c.owner)
+			}
+			errs <- err
+		}()
 	}
-	if spin < 2*pausing {
-		t.Fatalf("fast clock made %d attempts in %v; want it spinning (>= %d, 2x what pausing allows)", spin, window, 2*pausing)
+	pollUntil(t, fmt.Sprintf("the fast clock to spin %d times", spins), func() bool {
+		return onTime.Stats().FailedAttempts >= 1 && fast.Stats().FailedAttempts >= spins
+	})
+	cancel()
+	for range 2 {
+		if err := <-errs; !errors.Is(err, strategies.ErrNotAcquired) {
+			t.Fatalf("want ErrNotAcquired once cancelled, got %v", err)
+		}
+	}
+	if calm := onTime.Stats().FailedAttempts; calm != 1 {
+		t.Fatalf("the client on time made %d attempts while the fast one spun %d times; told to pause a minute, it makes 1", calm, spins)
 	}
 	release(t, holder)
 }
 
 // Seeds 003/004: without a watchdog, a hold longer than the ttl (a GC pause) lets a second
-// holder in; with the watchdog it does not.
+// holder in. With the watchdog it does not: token claims AutoRenew, so the conformance
+// case WatchdogRenews holds it to that.
 func TestWeaknessTokenLosesLockWhenHoldExceedsTTL(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "token")
@@ -261,23 +307,12 @@ func TestWeaknessTokenLosesLockWhenHoldExceedsTTL(t *testing.T) {
 	// stall before its own release would let its lease lapse as well.
 	other := e.strategy(t, withTTL(time.Minute))
 	paused := acquire(t, s, key, "paused")
-	time.Sleep(ttl + 100*time.Millisecond)
-	second := acquire(t, other, key, "second") // two holders now, as far as each knows
+	second := acquire(t, other, key, "second") // once paused's lease ran out: two holders, as far as each knows
 	if err := paused.Release(context.Background()); !errors.Is(err, strategies.ErrNotOwner) {
 		t.Fatalf("the paused holder's release: want ErrNotOwner, got %v", err)
 	}
 	release(t, second)
 
-	// A longer ttl here: auto renews every ttl/3, each renewal given that long, and the lease
-	// lapses only if no renewal gets through for a whole ttl. At 150ms a stall of about 100ms
-	// on a loaded machine would do that; at 600ms it takes 400ms. The hold still outlasts
-	// the ttl by a third, so without renewal the lock would be gone.
-	const wdTTL = 600 * time.Millisecond
-	guarded := e.strategy(t, func(o *strategies.Options) { o.TTL = wdTTL; o.Watchdog = strategies.Watchdog{Auto: true} })
-	kept := acquire(t, guarded, key+":wd", "paused")
-	time.Sleep(wdTTL + wdTTL/3)
-	mustBeBusy(t, guarded, key+":wd", "second", 50*time.Millisecond)
-	release(t, kept)
 }
 
 // Seed 001: the ThreadLocal count outlives the Redis lease — a re-entry "succeeds" locally
@@ -298,16 +333,16 @@ func TestWeaknessReentrantLocalCountOutlivesLease(t *testing.T) {
 			bClient := e.strategy(t, withTTL(time.Minute))
 			key := redistest.Prefix(t) + "k"
 			outer := acquire(t, s, key, "a")
-			time.Sleep(ttl + 100*time.Millisecond)
-			other := acquire(t, bClient, key, "b") // b holds it in Redis now
-			inner, err := tryFor(s, key, "a", 50*time.Millisecond)
+			other := acquire(t, bClient, key, "b") // once a's lease ran out: b holds it in Redis now
 			if tc.reentersBad {
+				// b's lease is a minute long: a succeeds only by its stale local count.
+				inner, err := tryFor(s, key, "a", patience)
 				if err != nil {
 					t.Fatalf("reentrant-local should let a re-enter on its stale local count: %v", err)
 				}
 				release(t, inner)
-			} else if err == nil {
-				t.Fatal("reentrant-hash let a re-enter a lock b holds")
+			} else {
+				mustBeBusy(t, s, key, "a") // reentrant-hash does not let a re-enter a lock b holds
 			}
 			_ = outer.Release(context.Background())
 			release(t, other)
@@ -376,8 +411,7 @@ func TestFencedTokensStrictlyIncrease(t *testing.T) {
 		t.Fatal("fenced lease has fence 0")
 	}
 	expired := acquire(t, s, key, "paused")
-	time.Sleep(ttl + 50*time.Millisecond)
-	next := acquire(t, s, key, "next")
+	next := acquire(t, s, key, "next") // once paused's lease ran out
 	if next.Fence() <= expired.Fence() {
 		t.Fatalf("fence after an expired lease: %d <= %d", next.Fence(), expired.Fence())
 	}
@@ -451,17 +485,25 @@ func TestPubSubWakesOneWaiterPerRelease(t *testing.T) {
 	// waiter do not try at all before that): wait until the count has settled.
 	before := settled(t, func() uint64 { return s.Stats().FailedAttempts }, waiters)
 
+	// Each release wakes exactly one waiter, which wins and keeps the lock until the test
+	// releases it in turn. Once every waiter has had the lock, each wait has ended and any
+	// waiter a release woke in vain has counted its failed attempt: no window to watch.
 	release(t, holder)
-	next := <-got // exactly one is woken and wins; the winner keeps the lock
-	time.Sleep(200 * time.Millisecond)
+	for i := range waiters {
+		var l strategies.Lease
+		select {
+		case l = <-got:
+		case <-time.After(patience):
+			t.Fatalf("release %d woke nobody", i+1)
+		}
+		if n := len(got); n != 0 {
+			t.Fatalf("%d more waiters acquired while the winner holds the lock", n)
+		}
+		release(t, l)
+	}
 	if extra := s.Stats().FailedAttempts - before; extra != 0 {
-		t.Fatalf("one release caused %d failed attempts: waiters woke as a herd", extra)
+		t.Fatalf("%d releases caused %d failed attempts: waiters woke as a herd", waiters, extra)
 	}
-	if n := len(got); n != 0 {
-		t.Fatalf("%d more waiters acquired while the winner holds the lock", n)
-	}
-	release(t, next)
-	release(t, <-got) // the next release wakes the next waiter
 }
 
 // The pubsub policy survives losing its subscription connection: the next subscribe
@@ -527,17 +569,6 @@ func settled(t *testing.T, count func() uint64, least uint64) uint64 {
 		return last >= least && time.Since(since) >= 100*time.Millisecond
 	})
 	return last
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 5s")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // WaitReplicas makes an acquire wait for the lock to reach the replicas (Redis WAIT): with
