@@ -55,7 +55,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("warmup") {
 		f.cfg.Warmup = 500 * time.Millisecond
 	}
-	l, err := f.launch(stdout, stderr, nil)
+	l, err := f.startRun(stdout, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if f.quiet {
 		onStep = nil
 	}
-	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.target(), l.s.options(l.progress), objective, ramp, onStep)
+	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.s.Options(l.progress.update), objective, ramp, onStep)
 	sum.Capacity, sum.Results = answers, results
-	return f.complete(l, sum, runErr, stdout)
+	return f.reportRun(l, sum, runErr, stdout)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
 const completionSynopsis = `Prints a shell completion script for bash, zsh or fish: commands, subcommands, every
@@ -149,7 +149,7 @@ func completeValues(cmd string, f *compFlag, valueName string) {
 	case load && f.name == "fault":
 		f.values = faultKinds()
 	case (load || cmd == "target") && f.name == "topology":
-		f.values = target.Topologies()
+		f.values = redis.Topologies()
 	case cmd == "sweep" && f.name == "param":
 		f.values = []string{"ttl=", "watchdog=", "wait=", "workers=", "keys=", "hold=", "rate="}
 	case strings.Contains(valueName, "|"):

@@ -29,12 +29,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	l, err := f.launch(stdout, stderr, nil)
+	l, err := f.startRun(stdout, stderr, nil)
 	if err != nil {
 		return err
 	}
 	defer l.close()
 	sum := l.summary(&f, report.KindRun)
 	runErr := l.run(sum)
-	return f.complete(l, sum, runErr, stdout)
+	return f.reportRun(l, sum, runErr, stdout)
 }

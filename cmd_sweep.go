@@ -47,7 +47,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", *param, v)
 		}
 	}
-	l, err := f.launch(stdout, stderr, func(cfg *workload.Config) (err error) {
+	l, err := f.startRun(stdout, stderr, func(cfg *workload.Config) (err error) {
 		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
 		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
 		return err
@@ -62,5 +62,5 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if runErr == nil {
 		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
-	return f.complete(l, sum, runErr, stdout)
+	return f.reportRun(l, sum, runErr, stdout)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 const targetSynopsis = `Keeps a spawned Redis topology running between runs, so that several runs measure the
@@ -23,8 +23,8 @@ no --redis is given; 'status' says whether each process is alive; 'down' stops t
 
 func targetCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("target up|down|status [flags]", targetSynopsis, stdout)
-	topology := fs.String("topology", target.Single, "up: what to start: "+strings.Join(target.Topologies(), ", "))
-	state := fs.String("state", target.DefaultStatePath(), "the state file (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only)")
+	topology := fs.String("topology", redis.Single, "up: what to start: "+strings.Join(redis.Topologies(), ", "))
+	state := fs.String("state", redis.DefaultStatePath(), "the state file (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only)")
 	password := fs.String("password", "", "up: make the servers require this password (default $"+passwordEnv+"); runs then need it too")
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
@@ -39,11 +39,11 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	case "up":
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		auth := target.Auth{Password: *password}
+		auth := redis.Auth{Password: *password}
 		if auth.Password == "" {
 			auth.Password = os.Getenv(passwordEnv)
 		}
-		st, err := target.UpAuth(ctx, *topology, *state, auth)
+		st, err := redis.UpAuth(ctx, *topology, *state, auth)
 		if err != nil {
 			return err
 		}
@@ -54,8 +54,8 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		}
 		return nil
 	case "down":
-		if err := target.Down(*state); err != nil {
-			if errors.Is(err, target.ErrNotUp) {
+		if err := redis.Down(*state); err != nil {
+			if errors.Is(err, redis.ErrNotUp) {
 				return fmt.Errorf("nothing to stop: no topology is up (no state file %s)", *state)
 			}
 			return err
@@ -63,7 +63,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "stopped")
 		return nil
 	case "status":
-		st, nodes, err := target.Status(*state)
+		st, nodes, err := redis.Status(*state)
 		if err != nil {
 			return err
 		}

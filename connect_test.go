@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // The ways a production Redis is reached — a password in a URL, an ACL user, the password in
@@ -14,10 +14,10 @@ import (
 // shows nowhere in what lockbench prints.
 func TestE2EConnectingToRealDeployments(t *testing.T) {
 	const pw, alicePW = "pw-Zq81-s3cret", "alice-Xk2-s3cret"
-	plain := redistest.StartConfig(t, target.ServerConfig{Password: pw,
+	plain := redistest.StartConfig(t, redis.ServerConfig{Password: pw,
 		Args: []string{"--user", "alice", "on", ">" + alicePW, "~*", "&*", "+@all"}})
 	ca := redistest.NewCA(t)
-	tlsOnly := redistest.StartConfig(t, target.ServerConfig{TLS: &ca.Files})
+	tlsOnly := redistest.StartConfig(t, redis.ServerConfig{TLS: &ca.Files})
 	short := []string{"--strategy", "token", "--workers", "2", "--duration", "300ms", "--warmup", "0", "-q", "--format", "json"}
 
 	for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -27,7 +28,6 @@ type loadFlags struct {
 	faults   []string
 
 	connFlags
-	serviceFlags
 	liveFlags
 	fleetFlags
 
@@ -49,6 +49,8 @@ type loadFlags struct {
 	cpuProfile, memProfile string
 
 	cmdline map[string]bool // flags given on the command line, before a profile set any
+
+	services *services.Bound // the flags of each registered lock service other than Redis
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet) {
@@ -75,9 +77,9 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.Var(&f.cfg.OnLost, "on-lost", "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)")
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
-	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server (Redis, etcd, ZooKeeper, PostgreSQL) or network errors than this: a count, or a share of its attempts (1%)")
+	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(append([]string{"Redis"}, services.Titles()...), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
 	f.connFlags.bind(fs)
-	f.serviceFlags.bind(fs)
+	f.services = services.Bind(fs)
 	fs.StringVarP(&f.format, "format", "f", report.DefaultFormat, "report format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
 	fs.StringVar(&f.hdrDir, "hdr-dir", "", "also write <name>.hgrm (percentile distribution) and <name>.hlog (interval log) here, one pair per phase named as its table row (e.g. token-ttl=1s)")

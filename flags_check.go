@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -86,38 +83,6 @@ func checkStrategies(list string) error {
 	for _, n := range names {
 		if n == "all" && len(names) > 1 {
 			return usageErrorf("invalid --strategy %q: 'all' runs the articles' Redis strategies (%s) and goes alone; to add libraries or other lock services, list every name", list, strings.Join(strategies.Core(), ","))
-		}
-	}
-	return nil
-}
-
-// checkFaultTimes refuses a scheduled fault that would fire after the measured window: it
-// would never happen, and the phase would pass for having survived it.
-func checkFaultTimes(plan *faults.Plan, window time.Duration) error {
-	var err error
-	plan.Any(func(s faults.Spec) bool {
-		if s.NeedsNodes() && s.At >= window {
-			err = usageErrorf("invalid --fault %q: at=%s falls outside the measured window of %s (times count from its start): it would never fire", s.Raw, s.At, window)
-		}
-		return err != nil
-	})
-	return err
-}
-
-// checkServiceFaults refuses, before anything is spawned, the sentinel failover in a phase
-// whose strategy runs on another lock service than Redis: it has no sentinel. The other
-// node faults act on that service's own members.
-func checkServiceFaults(plan *faults.Plan, phases []workload.Phase) error {
-	for i, ph := range phases {
-		info, ok := strategies.Lookup(ph.Strategy)
-		if !ok || info.Service == "" {
-			continue
-		}
-		for _, s := range plan.Phase(i) {
-			if s.Kind == faults.Failover {
-				return usageErrorf("invalid --fault %q for %s: failover is Redis sentinel's, and %s runs on %s; kill, redis-pause, partition and latency act on its servers",
-					s.Raw, ph.Strategy, ph.Strategy, info.Service)
-			}
 		}
 	}
 	return nil
@@ -235,42 +200,6 @@ func (m *maxErrors) exceeded(results []report.Result) string {
 	return ""
 }
 
-// checkReplicas refuses --wait-replicas N on a target whose masters have fewer than N
-// replicas: every acquire would wait for confirmations that cannot come, and time out.
-func checkReplicas(ctx context.Context, cfg *workload.Config, conn *target.Conn) error {
-	if cfg.WaitReplicas == 0 || conn.Mode == noRedis {
-		return nil
-	}
-	have, err := replicas(ctx, conn)
-	if err != nil {
-		return fmt.Errorf("--wait-replicas: counting the target's replicas: %w", err)
-	}
-	if have < cfg.WaitReplicas {
-		return usageErrorf("invalid --wait-replicas %d: the target's master has %d replica(s) (%s %s); spawn --topology sentinel (1 replica) or point --redis at a master with replicas",
-			cfg.WaitReplicas, have, conn.Mode, conn.Topology)
-	}
-	return nil
-}
-
-// replicas is the fewest connected replicas any master of the target has.
-func replicas(ctx context.Context, conn *target.Conn) (int, error) {
-	if conn.Mode == "embedded" {
-		return 0, nil
-	}
-	fewest := -1
-	for _, n := range target.Nodes(conn.Client) {
-		info, err := n.Client.Do(ctx, n.Client.B().Info().Section("replication").Build()).ToString()
-		if err != nil {
-			return 0, err
-		}
-		count, _ := strconv.Atoi(target.InfoField(info, "connected_slaves"))
-		if target.InfoField(info, "role") == "master" && (fewest < 0 || count < fewest) {
-			fewest = count
-		}
-	}
-	return max(fewest, 0), nil
-}
-
 // What a run costs this process in memory, measured here: a worker (its goroutine, buffers
 // and oracle slot) about 11 KiB, a key's oracle state and name about 120 bytes, and the
 // process itself about 64 MiB.
@@ -338,34 +267,6 @@ func availableMemory() uint64 {
 	return 0
 }
 
-// checkLists refuses what a comma-separated list flag must not hold: an empty element
-// (a,,b), a name twice, and a host:port whose port is not one.
-func checkList(flag, raw string, hostPorts bool) error {
-	if raw == "" {
-		return nil
-	}
-	seen := map[string]bool{}
-	for _, part := range strings.Split(raw, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			return usageErrorf("invalid --%s %q: an empty element; give a comma-separated list without gaps", flag, raw)
-		}
-		if seen[part] {
-			return usageErrorf("invalid --%s %q: %s is listed twice", flag, raw, part)
-		}
-		seen[part] = true
-		if !hostPorts || strings.Contains(part, "://") {
-			continue
-		}
-		if _, port, err := net.SplitHostPort(part); err == nil {
-			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-				return usageErrorf("invalid --%s %q: port %s is not a port (1 to 65535)", flag, raw, port)
-			}
-		}
-	}
-	return nil
-}
-
 // checkExtra checks what the bounds table cannot: settings that make no sense together and
 // list flags, once the profile has been applied.
 func (f *loadFlags) checkExtra(cfg *workload.Config) error {
@@ -373,7 +274,7 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 		return usageErrorf("invalid --strategy %q: name at least one strategy (see 'lockbench strategies'), or all", f.strategy)
 	}
 	if f.command == "run" {
-		if err := checkList("strategy", f.strategy, false); err != nil {
+		if err := services.CheckList("strategy", f.strategy, false); err != nil {
 			return err
 		}
 	}
@@ -386,13 +287,13 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	for _, l := range []struct {
 		flag, raw string
 		hostPorts bool
-	}{{"redis", f.redis, true}, {"sentinel", f.sentinel, true}, {"etcd", f.etcd, true}, {"zookeeper", f.zookeeper, true}} {
-		if err := checkList(l.flag, l.raw, l.hostPorts); err != nil {
+	}{{"redis", f.redis, true}, {"sentinel", f.sentinel, true}} {
+		if err := services.CheckList(l.flag, l.raw, l.hostPorts); err != nil {
 			return err
 		}
 	}
-	if m := f.etcdMembers; m < 1 || m > 7 || m%2 == 0 {
-		return usageErrorf("invalid --etcd-members %d: valid 1, 3, 5 or 7 (an even count adds a member without adding a failure the quorum survives)", m)
+	if err := f.services.Check(); err != nil {
+		return err
 	}
 	// 'all' names no strategy itself: a strategy of it that waits its own way (spin-lock)
 	// ignores --wait rather than refusing the run.
@@ -432,29 +333,6 @@ func checkApplies(phases []workload.Phase, waitReplicas int, waitForAll bool) er
 			return usageErrorf("invalid --%s %s for %s: it does not apply (%s); %s honours: %s. Run it in a phase or run of its own",
 				o.name, o.value, ph.Strategy, why, ph.Strategy, strings.Join(info.Applies, ", "))
 		}
-	}
-	return nil
-}
-
-// checkFaultStrategies refuses a fault that cannot strike any phase of the run:
-// crash-between kills a client between SETNX and EXPIRE, which only setnx-expire sends apart.
-// Beside a setnx-expire phase it stays allowed on the others, as the contrast the pitfalls
-// matrix draws (token sets its ttl with the lock: 0 clients killed).
-func checkFaultStrategies(plan *faults.Plan, phases []workload.Phase) error {
-	var raw, strategy string
-	for i, ph := range phases {
-		for _, s := range plan.Phase(i) {
-			if s.Kind != faults.CrashBetween {
-				continue
-			}
-			if ph.Strategy == "setnx-expire" {
-				return nil
-			}
-			raw, strategy = s.Raw, ph.Strategy
-		}
-	}
-	if raw != "" {
-		return usageErrorf("invalid --fault %q for %s: crash-between strikes between SETNX and EXPIRE, which only setnx-expire sends as two commands; the others set the ttl with the lock", raw, strategy)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/profiles"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // connFlags say where Redis is and how to reach it: addresses, credentials, TLS, and the
@@ -33,8 +33,8 @@ func (c *connFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.redis, "redis", "", "external Redis: host:port, redis://[user[:password]@]host:port[/db] or rediss://... (TLS), comma-separated; several standalone servers are redlock's masters (default: spawn redis-server, or embed one)")
 	fs.StringVar(&c.sentinel, "sentinel", "", "external sentinels host:port or redis[s]:// URLs, comma-separated (with --master)")
 	fs.StringVar(&c.master, "master", "", "the sentinel master name (with --sentinel)")
-	fs.StringVar(&c.topology, "topology", "", "what to spawn without --redis: "+strings.Join(target.Topologies(), ", ")+" (default: what the strategies need)")
-	fs.DurationVar(&c.connectTimeout, "connect-timeout", target.DefaultConnectTimeout, "give up reaching Redis after this long")
+	fs.StringVar(&c.topology, "topology", "", "what to spawn without --redis: "+strings.Join(redis.Topologies(), ", ")+" (default: what the strategies need)")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", redis.DefaultConnectTimeout, "give up reaching Redis after this long")
 	fs.StringVar(&c.user, "user", "", "ACL user to authenticate as (AUTH user password)")
 	fs.StringVar(&c.password, "password", "", "password to authenticate with (default $"+passwordEnv+", as redis-cli); spawned servers require it")
 	fs.StringVar(&c.sentinelUser, "sentinel-user", "", "ACL user for the sentinels")
@@ -44,13 +44,13 @@ func (c *connFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM client certificate, for servers that check clients (with --tls-key)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the servers' certificates (testing only)")
-	fs.StringVar(&c.state, "state", target.DefaultStatePath(), "the state file of 'lockbench target up' (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only), used when no --redis is given")
+	fs.StringVar(&c.state, "state", redis.DefaultStatePath(), "the state file of 'lockbench target up' (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only), used when no --redis is given")
 }
 
 // auth builds the credentials and TLS settings the flags give; the password falls back to
 // $REDISCLI_AUTH. Errors name the flag.
-func (c *connFlags) auth() (target.Auth, error) {
-	a := target.Auth{Username: c.user, Password: c.password, SentinelUsername: c.sentinelUser, SentinelPassword: c.sentinelPassword}
+func (c *connFlags) auth() (redis.Auth, error) {
+	a := redis.Auth{Username: c.user, Password: c.password, SentinelUsername: c.sentinelUser, SentinelPassword: c.sentinelPassword}
 	if a.Password == "" {
 		a.Password = os.Getenv(passwordEnv)
 	}
@@ -82,15 +82,15 @@ func (c *connFlags) auth() (target.Auth, error) {
 	return a, nil
 }
 
-// spec is the target the flags describe; need is what the strategies require ("" or
-// redlock).
-func (c *connFlags) spec(need string) (target.Spec, error) {
+// spec is the Redis target the flags describe (the session adds what the strategies and
+// faults need).
+func (c *connFlags) spec() (redis.Spec, error) {
 	auth, err := c.auth()
 	if err != nil {
-		return target.Spec{}, err
+		return redis.Spec{}, err
 	}
-	return target.Spec{
+	return redis.Spec{
 		Redis: profiles.SplitList(c.redis), Sentinels: profiles.SplitList(c.sentinel), Master: c.master,
-		Topology: c.topology, Need: need, ConnectTimeout: c.connectTimeout, StatePath: c.state, Auth: auth,
+		Topology: c.topology, ConnectTimeout: c.connectTimeout, StatePath: c.state, Auth: auth,
 	}, nil
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/session"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -181,10 +182,9 @@ var fleetOnly = map[string]bool{
 // childTarget are the flags that send a child to the servers the parent opened: the Redis
 // it spawned (or the one a `target up` state file names) and the services it spawned or
 // dialled; replaced are the flags of the user's that these stand for. With --redis or
-// --sentinel given, s is nil and the children reach Redis as the user said.
-func childTarget(s *session, svc *services) (flags, replaced []string, err error) {
-	if s != nil {
-		c := s.conn
+// --sentinel given, s.Redis is nil and the children reach Redis as the user said.
+func childTarget(s *session.Session) (flags, replaced []string, err error) {
+	if c := s.Redis; c != nil {
 		switch {
 		case c.Mode == "embedded":
 			return nil, nil, usageErrorf("--procs needs a Redis server the processes can share; the embedded one lives inside one process: install redis-server, or give --redis")
@@ -197,21 +197,8 @@ func childTarget(s *session, svc *services) (flags, replaced []string, err error
 		}
 		replaced = append(replaced, "redis", "sentinel", "master", "topology", "state")
 	}
-	if svc != nil {
-		if svc.etcd != nil {
-			flags = append(flags, "--etcd="+strings.Join(svc.etcd.Addrs(), ","))
-			replaced = append(replaced, "etcd", "etcd-members")
-		}
-		if svc.zk != nil {
-			flags = append(flags, "--zookeeper="+strings.Join(svc.zk.Addrs(), ","))
-			replaced = append(replaced, "zookeeper")
-		}
-		if svc.pg != nil && svc.pg.Spawned() {
-			flags = append(flags, "--postgres="+svc.pg.Addr()) // trust authentication on loopback
-			replaced = append(replaced, "postgres")
-		}
-	}
-	return flags, replaced, nil
+	sf, sr := s.ChildFlags()
+	return append(flags, sf...), append(replaced, sr...), nil
 }
 
 // childArgs is the command line of child node of a fleet of nodes running phases seg: the
@@ -586,26 +573,26 @@ func (f *loadFlags) takeShare(cfg *workload.Config) error {
 	return nil
 }
 
-// launchFleet opens what the children of a --procs run share: the Redis target when the
+// startFleet opens what the children of a --procs run share: the Redis target when the
 // flags do not name one (spawned, or a `target up` state file), and the lock services that
 // are spawned for the run. With --redis or --sentinel the children reach Redis themselves,
 // and a Redis that cannot be reached is their error.
-func (f *loadFlags) launchFleet(ctx context.Context, cfg workload.Config, plan *faults.Plan, segs []fleetSegment, progress *progressLine, stderr io.Writer) (*launch, error) {
-	l := &launch{cfg: cfg}
-	var err error
+func (f *loadFlags) startFleet(ctx context.Context, cfg workload.Config, plan *faults.Plan, segs []fleetSegment, progress *progressLine, stderr io.Writer) (*loadRun, error) {
+	l := &loadRun{cfg: cfg}
 	f.fleetTarget = true // the children meet at a barrier on Redis
-	if f.redis == "" && f.sentinel == "" {
-		if l.s, err = f.open(ctx, &cfg, plan); err != nil {
-			return nil, err
-		}
-	} else if l.svc, err = f.serviceFlags.openServices(ctx, &cfg, f.connectTimeout); err != nil {
+	su, err := f.setup(&cfg, plan)
+	if err != nil {
 		return nil, err
 	}
-	svc := l.svc
-	if l.s != nil {
-		svc = l.s.svc
+	if f.redis == "" && f.sentinel == "" {
+		l.s, err = session.Open(ctx, su)
+	} else {
+		l.s, err = session.OpenServices(ctx, su)
 	}
-	flags, replaced, err := childTarget(l.s, svc)
+	if err != nil {
+		return nil, err
+	}
+	flags, replaced, err := childTarget(l.s)
 	if err != nil {
 		l.close()
 		return nil, err

@@ -20,7 +20,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/live"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/session"
 )
 
 // liveFlags are the live-export flags of every load command.
@@ -112,16 +113,17 @@ func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*li
 // sampleRedis reads the Redis masters' command counters once a second for
 // lockbench_redis_commands_total, outside the measured path (live.SampleRedis). The
 // embedded fake has no counters to read.
-func (e *liveExports) sampleRedis(ctx context.Context, s *session) {
-	if e.metrics == nil || s.conn.Mode == "embedded" || s.conn.Mode == noRedis {
+func (e *liveExports) sampleRedis(ctx context.Context, s *session.Session) {
+	c := s.Redis
+	if e.metrics == nil || c == nil || c.Mode == "embedded" || c.Mode == session.NoRedis {
 		return
 	}
-	clients := append([]rueidis.Client{s.conn.Client}, s.conn.Nodes...)
+	clients := append([]rueidis.Client{c.Client}, c.Nodes...)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		live.SampleRedis(ctx, func() []target.Node { return target.Nodes(clients...) }, time.Second, e.metrics.AddRedisCommands)
+		live.SampleRedis(ctx, func() []redis.Node { return redis.Nodes(clients...) }, time.Second, e.metrics.AddRedisCommands)
 	}()
 	e.stopSampling = func() { cancel(); <-done }
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	usageerr "github.com/lockbench/lockbench/internal/usage"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -21,12 +23,12 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // Exit codes, as in vegeta, k6 and hey: distinct codes for failures a script acts on.
 const (
 	exitOK          = 0
-	exitFailure     = 1   // runtime failure: Redis unreachable, I/O error
-	exitUsage       = 2   // bad flag, value, profile or fault spec
-	exitUnsafe      = 3   // --fail-on-unsafe and mutual exclusion failed
-	exitRegression  = 4   // report compare --fail-on-regression found one
-	exitErrors      = 5   // --max-errors: more Redis or network errors than allowed
-	exitInterrupted = 130 // SIGINT/SIGTERM: the partial report was printed
+	exitFailure     = 1                 // runtime failure: Redis unreachable, I/O error
+	exitUsage       = usageerr.ExitCode // 2: bad flag, value, profile or fault spec
+	exitUnsafe      = 3                 // --fail-on-unsafe and mutual exclusion failed
+	exitRegression  = 4                 // report compare --fail-on-regression found one
+	exitErrors      = 5                 // --max-errors: more Redis or network errors than allowed
+	exitInterrupted = 130               // SIGINT/SIGTERM: the partial report was printed
 )
 
 type command struct {
@@ -139,10 +141,7 @@ func exitCode(cmd string, err error, stderr io.Writer) int {
 
 // isUsage reports whether err is the user's input being wrong, whichever package noticed:
 // such errors say so themselves, with an ExitCode method that returns exitUsage.
-func isUsage(err error) bool {
-	var ec interface{ ExitCode() int }
-	return errors.As(err, &ec) && ec.ExitCode() == exitUsage
-}
+func isUsage(err error) bool { return usageerr.Is(err) }
 
 // newFlags returns a command's flag set: errors come back to us (exit 2, never a panic or
 // os.Exit inside pflag), --help prints the usage to stdout.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Messages that misled a new user (issue "Tried as a new user would", item 13), each as it
@@ -53,7 +53,7 @@ func TestE2ETLSInsecureIsNoted(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
 	ca := redistest.NewCA(t)
-	srv := redistest.StartConfig(t, target.ServerConfig{TLS: &ca.Files})
+	srv := redistest.StartConfig(t, redis.ServerConfig{TLS: &ca.Files})
 	s, code, stderr := runJSON(t, "run", "--redis", "rediss://"+srv.Addr, "--tls-insecure", "--duration", "200ms", "--warmup", "0s")
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -13,9 +13,9 @@ import (
 	htmlreport "github.com/lockbench/lockbench/report/html"
 )
 
-// finish writes the report and the extra files the flags ask for, and maps the outcome to
-// an exit code: interrupted (130) before unsafe (3).
-func (f *loadFlags) finish(sum *report.Summary, stdout io.Writer) error {
+// writeOutputs writes the report and the extra files the flags ask for, and maps the
+// outcome to an exit code: interrupted (130) before unsafe (3).
+func (f *loadFlags) writeOutputs(sum *report.Summary, stdout io.Writer) error {
 	write, err := report.Lookup(f.format)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/clock"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Failover: sentinel: the master dies, its lagging replica takes over.
@@ -65,7 +65,7 @@ func playFailover(ctx context.Context, sc *scene) {
 	promoted := make(chan string, 1)
 	go func() {
 		for ctx.Err() == nil {
-			addr, err := target.SentinelMaster(ctx, n.conn.SentinelAddrs[0], n.conn.MasterName)
+			addr, err := redis.SentinelMaster(ctx, n.conn.SentinelAddrs[0], n.conn.MasterName)
 			if err == nil && addr != n.conn.ReplicationVia && addr != master.Addr {
 				promoted <- addr
 				return

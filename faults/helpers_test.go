@@ -19,7 +19,7 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/schema"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -27,7 +27,7 @@ import (
 // open, options): TCP proxies in front of the servers when a fault needs them, the
 // replication proxy of the failover fault, and one faults.Nodes for every phase.
 type bench struct {
-	conn    *target.Conn
+	conn    *redis.Conn
 	proxies *faults.Proxies // nil unless asked for
 	nodes   *faults.Nodes
 }
@@ -45,7 +45,7 @@ func spawn(t *testing.T, s benchSpec) *bench {
 	redistest.Require(t)
 	// A `lockbench target up` on this machine must not become the test's target: point Open
 	// at a state file that does not exist, so that it always spawns.
-	spec := target.Spec{Topology: s.topology, StatePath: filepath.Join(t.TempDir(), "no-target-up.json")}
+	spec := redis.Spec{Topology: s.topology, StatePath: filepath.Join(t.TempDir(), "no-target-up.json")}
 	b := &bench{}
 	if s.proxy || s.failover {
 		b.proxies = faults.NewProxies()
@@ -59,7 +59,7 @@ func spawn(t *testing.T, s benchSpec) *bench {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := target.Open(ctx, spec)
+	conn, err := redis.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("open %s target: %v", s.topology, err)
 	}
@@ -97,8 +97,8 @@ func (b *bench) run(t *testing.T, cfg workload.Config) []report.Result {
 	return b.viaJSON(t, cfg, results)
 }
 
-func (b *bench) target() workload.Redis {
-	return workload.Redis{Client: b.conn.Client, Nodes: b.conn.Nodes}
+func (b *bench) target() redis.Backend {
+	return redis.Backend{Client: b.conn.Client, Nodes: b.conn.Nodes}
 }
 
 // viaJSON writes results as the JSON report, checks it against the contract and returns
@@ -223,7 +223,7 @@ func lastWhole(t *testing.T, r report.Result) report.Second {
 }
 
 // pids lists the processes of every spawned server and sentinel now.
-func pids(c *target.Conn) []int {
+func pids(c *redis.Conn) []int {
 	var out []int
 	for _, s := range append(slices.Clone(c.Servers), c.Sentinels...) {
 		if pid := s.Pid(); pid != 0 {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/clock"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Kill: a spawned server dies, optionally back empty.
@@ -35,7 +35,7 @@ func init() {
 	})
 }
 
-func targetUpHint(c *target.Conn) string {
+func targetUpHint(c *redis.Conn) string {
 	if c.Mode == "spawned" {
 		return " (started by `lockbench target up`, not by this run)"
 	}

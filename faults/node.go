@@ -9,17 +9,17 @@ import (
 
 	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Nodes is what node faults act on: the data nodes of the connected Redis target in the
-// order of target.Conn.Addrs, or the members of another lock service (etcd, ZooKeeper,
+// order of redis.Conn.Addrs, or the members of another lock service (etcd, ZooKeeper,
 // PostgreSQL) — with their processes when lockbench spawned them — and the proxies in
 // front of them when a fault needs one.
 type Nodes struct {
-	conn    *target.Conn // the Redis target; nil for another service's nodes
-	proxies *Proxies     // nil when no fault of the run needs a proxy
-	service string       // "" for Redis, else the service's name
+	conn    *redis.Conn // the Redis target; nil for another service's nodes
+	proxies *Proxies    // nil when no fault of the run needs a proxy
+	service string      // "" for Redis, else the service's name
 	addrs   []string
 	servers []Server // nil when lockbench did not spawn them
 }
@@ -34,7 +34,7 @@ type Server interface {
 }
 
 // NewNodes describes conn for node faults; proxies may be nil.
-func NewNodes(conn *target.Conn, proxies *Proxies) *Nodes {
+func NewNodes(conn *redis.Conn, proxies *Proxies) *Nodes {
 	n := &Nodes{conn: conn, proxies: proxies}
 	if conn != nil {
 		n.addrs = conn.Addrs
@@ -126,7 +126,7 @@ func (n *Nodes) clientFor(addr string) rueidis.Client {
 			return n.conn.Nodes[i]
 		}
 	}
-	for _, node := range target.Nodes(n.conn.Client) {
+	for _, node := range redis.Nodes(n.conn.Client) {
 		if node.Addr == addr {
 			return node.Client
 		}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/usage"
 )
 
 // Kind names a fault. The kinds are declared, each with what it does, in their own files.
@@ -139,8 +141,8 @@ type SpecError struct {
 	Reason string
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *SpecError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *SpecError) ExitCode() int { return usage.ExitCode }
 
 func (e *SpecError) Error() string {
 	return fmt.Sprintf("invalid --fault %q: %s; valid forms:\n  %s", e.Value, e.Reason, strings.Join(Forms(), "\n  "))

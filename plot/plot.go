@@ -31,6 +31,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/report"
 )
 
@@ -72,8 +73,8 @@ type FormatError struct {
 	Path  string // the file, when the format came from its extension
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *FormatError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *FormatError) ExitCode() int { return usage.ExitCode }
 
 func (e *FormatError) Error() string {
 	if e.Path != "" {

@@ -3,6 +3,8 @@ package profiles
 import (
 	"strconv"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/usage"
 )
 
 // Error is a profile that cannot be used: an unknown name, a file that cannot be read, or a
@@ -18,8 +20,8 @@ type Error struct {
 	Err     error  // the cause (an os error, a flag parser's error), if any; see Unwrap
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *Error) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *Error) ExitCode() int { return usage.ExitCode }
 
 func (e *Error) Error() string {
 	var head []string

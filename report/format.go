@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/usage"
 )
 
 // Reporter writes s to w in one output format. A Reporter does not modify s.
@@ -46,8 +48,8 @@ type FormatError struct {
 	Value string // the format asked for
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *FormatError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *FormatError) ExitCode() int { return usage.ExitCode }
 
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("invalid format %q: valid: %s", e.Value, strings.Join(Formats(), ", "))

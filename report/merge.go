@@ -11,6 +11,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/usage"
 )
 
 // Merge combines the results of N lockbench processes that ran the same workload at the same
@@ -78,8 +80,8 @@ type MergeError struct {
 	Forcible bool
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *MergeError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *MergeError) ExitCode() int { return usage.ExitCode }
 
 func (e *MergeError) Error() string {
 	if e.Forcible {

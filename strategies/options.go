@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/internal/usage"
 )
 
 // Options configure a Strategy. Zero values take the documented defaults; New validates the
@@ -102,8 +104,8 @@ type OptionError struct {
 	Reason string // what is wrong with it, including the valid values
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *OptionError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *OptionError) ExitCode() int { return usage.ExitCode }
 
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("invalid %s %q: %s", e.Field, e.Value, e.Reason)

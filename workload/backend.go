@@ -8,9 +8,9 @@ import (
 )
 
 // Backend is the lock service a run drives strategies against: what the engine needs from
-// it besides the strategies themselves. Redis is the first one (workload.Redis); etcd, ZooKeeper and
-// PostgreSQL plug in here, each in a package of its own so that workload does not import
-// their clients.
+// it besides the strategies themselves. Each lock service, Redis included, has its own in a package
+// under services/ (services/redis, services/etcd, ...), so that workload imports no
+// service's client.
 //
 // The engine uses a Backend per phase, never per acquire: the strategies hold the clients
 // Configure gives them and talk to the service directly, so the measured path pays no

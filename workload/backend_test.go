@@ -14,7 +14,7 @@ import (
 // counted is a Backend that passes every call on to a real Redis backend and counts it, so
 // that a test can see what the engine asks of a lock service, and how often.
 type counted struct {
-	Redis
+	Redis                                 Backend
 	name                                  string
 	configure, scopes, arrive, arrived    atomic.Int64
 	clock, startCost, stopCost, stuck, cl atomic.Int64
@@ -76,7 +76,7 @@ func TestBackendIsUsedPerPhase(t *testing.T) {
 	cfg := shortConfig("token", "fenced")
 	cfg.Workers, cfg.Duration = 5, 300*time.Millisecond
 	cfg.Barrier = &Barrier{Name: "seam", Node: 1, Nodes: 1, Timeout: 10 * time.Second}
-	b := &counted{Redis: Redis{Client: c}, name: "Redis"}
+	b := &counted{Redis: redisBackend(c), name: "Redis"}
 	results, err := Run(context.Background(), cfg, b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestBackendCostErrorIsANote(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
 	cfg.Workers, cfg.Duration = 2, 200*time.Millisecond
-	b := &counted{Redis: Redis{Client: c}, name: "etcd", costErr: errors.New("a member was replaced\nsecond line")}
+	b := &counted{Redis: redisBackend(c), name: "etcd", costErr: errors.New("a member was replaced\nsecond line")}
 	results, err := Run(context.Background(), cfg, b, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -131,7 +131,7 @@ func (r *Ramp) validate() error {
 }
 
 // Capacity searches, for each phase of cfg, the highest open-loop rate at which the
-// strategy meets slo on the lock service b (workload.Redis for Redis). Every step is a phase of
+// strategy meets slo on the lock service b (services/redis's Backend for Redis). Every step is a phase of
 // its own on fresh keys. onStep, when set, sees each step as it finishes. It returns the
 // answers and every step's full result.
 func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {

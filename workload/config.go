@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -173,8 +174,8 @@ type ConfigError struct {
 	Reason string // including the valid values
 }
 
-// ExitCode is 2: the caller's input is wrong, as a command line reports it.
-func (e *ConfigError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
+func (e *ConfigError) ExitCode() int { return usage.ExitCode }
 
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("invalid --%s %q: %s", e.Field, e.Value, e.Reason)

@@ -54,7 +54,7 @@ func TestDeadHoldersBlockTheirKeysForALease(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Faults = []string{"kill-every"}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 		Faults: func(Phase) (Faults, error) { return &killEvery{n: 25}, nil },
 	})
 	if err != nil {

@@ -88,7 +88,7 @@ type Options struct {
 	NoCost bool
 }
 
-// Run drives each phase against the lock service b (workload.Redis for Redis) and returns one
+// Run drives each phase against the lock service b (services/redis's Backend for Redis) and returns one
 // Result per phase that started. When ctx ends mid-run, the interrupted phase's Result
 // covers what ran and is marked interrupted, and Run returns ctx's error alongside the
 // results.
@@ -148,7 +148,7 @@ type phase struct {
 	index   int
 	ph      Phase
 	backend Backend // for the barrier and the clock
-	service Backend // the one the strategy runs on: backend, or one of its Services
+	service Backend // the one the strategy runs on: backend, or one of its Router
 	cfg     *Config
 	strat   strategies.Strategy
 	info    strategies.Info

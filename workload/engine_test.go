@@ -29,7 +29,7 @@ func TestRunMeasuresSafeStrategies(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token", "reentrant-hash", "fenced")
 	cfg.Hold.Set("100us")
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,11 +125,11 @@ func TestOracleCatchesBrokenStrategy(t *testing.T) {
 // testPhase builds a phase around any Strategy, without Redis.
 func testPhase(cfg *Config, ph Phase, s strategies.Strategy) *phase {
 	p := &phase{
-		ph: ph, cfg: cfg, strat: s, info: s.Info(), backend: Redis{}, service: Redis{},
+		ph: ph, cfg: cfg, strat: s, info: s.Info(), backend: redisBackend(nil), service: redisBackend(nil),
 		prefix: cfg.KeyPrefix + "test:", state: make([]keyState, ph.Keys),
 		origin: time.Now(), rec: newRecorder(ph.Concurrency()),
 	}
-	p.scope = redisScope{prefix: p.prefix} // no servers: nothing to measure or clean
+	p.scope = p.backend.Scope(p.info, p.prefix) // no servers: nothing to measure or clean
 	for i := range p.state {
 		p.state[i].key = p.prefix + "k"
 	}
@@ -142,7 +142,7 @@ func TestOpenLoopHoldsTheRate(t *testing.T) {
 	cfg.Keys = 1000
 	cfg.Rate = 2000
 	cfg.Duration = 2 * time.Second
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestOpenLoopDropsWhatNoWorkerIsFreeFor(t *testing.T) {
 	cfg.Workers = 4
 	cfg.Rate = 1000
 	cfg.Hold.Set("20ms")
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestCapacityStepAchievesWhatItOffers(t *testing.T) {
 	cfg.Keys, cfg.Workers = 1000, 40 // no contention; free workers claim arrivals a second ahead
 	slo := SLO{P99: time.Hour, TimeoutRate: 1}
 	ramp := Ramp{Start: 40, MaxRate: 40, StepDuration: time.Second}
-	_, results, err := Capacity(context.Background(), cfg, Redis{Client: c}, Options{}, slo, ramp, nil)
+	_, results, err := Capacity(context.Background(), cfg, redisBackend(c), Options{}, slo, ramp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)
 	start := time.Now()
-	results, err := Run(ctx, cfg, Redis{Client: c}, Options{})
+	results, err := Run(ctx, cfg, redisBackend(c), Options{})
 	if err == nil {
 		t.Fatal("an interrupted run returned no error")
 	}
@@ -330,7 +330,7 @@ func TestPhasesOverrideSettings(t *testing.T) {
 	guarded := cfg.Phase("token")
 	guarded.Watchdog, guarded.Label = strategies.Watchdog{Auto: true}, "wd=auto"
 	cfg.Phases = []Phase{bare, guarded}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestStuckKeysAndFaultEvents(t *testing.T) {
 	cfg.Keys, cfg.Workers, cfg.Duration = 3, 6, 500*time.Millisecond
 	cfg.AcquireTimeout = 100 * time.Millisecond
 	cfg.Faults = []string{"crash-all"}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 		Faults: func(Phase) (Faults, error) { return crashAll{}, nil },
 	})
 	if err != nil {
@@ -406,7 +406,7 @@ func TestBarrierLinesUpThreeProcesses(t *testing.T) {
 			cfg := shortConfig("token")
 			cfg.Workers, cfg.Duration = 5, 500*time.Millisecond
 			cfg.Barrier = &Barrier{Name: "bt", Node: i + 1, Nodes: n, Timeout: 10 * time.Second}
-			res, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+			res, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 			outs <- out{res, time.Now(), err}
 		}()
 	}

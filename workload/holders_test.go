@@ -148,7 +148,7 @@ func TestSemaphoreHoldsPermits(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("semaphore", 30, 1)
 	cfg.Permits = 3
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 			cfg.Permits = 3
 			cfg.TTL = time.Second               // the expirable one's lease: dead holders' permits return after it
 			cfg.Faults = []string{"kill-every"} // holder-crash:p=0.05 without its randomness: every 20th holder dies
-			results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+			results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 				Faults: func(Phase) (Faults, error) { return &killEvery{n: 20}, nil },
 			})
 			if err != nil {
@@ -214,7 +214,7 @@ func TestRWLockReadersShare(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("rw-lock", 20, 1)
 	cfg.ReadRatio = 0.9
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestMultilockSets(t *testing.T) {
 	cfg := holdersConfig("multilock", 20, 10)
 	cfg.LockSet = 3
 	cfg.AcquireTimeout = 30 * time.Second // opposite orders stall a round of 1.5s per key
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

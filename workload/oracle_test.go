@@ -93,7 +93,7 @@ func TestStarvedHolderIsNobodysMisdeleteVictim(t *testing.T) {
 		t.Fatal(err)
 	}
 	ph := cfg.Phases[0]
-	so, err := strategyOptions(ph, Redis{Client: c}, strategies.Hooks{})
+	so, err := strategyOptions(ph, redisBackend(c), strategies.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestPhaseEndDoesNotCutAnAcquireInHalf(t *testing.T) {
 	for range 20 {
 		cfg.Phases = append(cfg.Phases, cfg.Phase("setnx-expire"))
 	}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestNothingAcquiredSaysWhy(t *testing.T) {
 	if err := c.Do(context.Background(), c.B().Set().Key("held:1:token:{0}").Value("someone").Px(time.Minute).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

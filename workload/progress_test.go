@@ -40,7 +40,7 @@ func TestProgressSecondsAddUpToTheResult(t *testing.T) {
 		s.Latency = nil // reused by the collector: only valid during the call
 		measured = append(measured, s)
 	}}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, o)
+	results, err := Run(context.Background(), cfg, redisBackend(c), o)
 	if err != nil {
 		t.Fatal(err)
 	}

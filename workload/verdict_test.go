@@ -53,7 +53,7 @@ func (s *stallEvery) run(ctx context.Context, start time.Time) {
 func runWith(t *testing.T, cfg Config, c rueidis.Client, f *stallEvery) []report.Result {
 	t.Helper()
 	cfg.Faults = []string{"test-stall"}
-	results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 		Faults: func(Phase) (Faults, error) { return f, nil },
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func TestReentryInsideTheHold(t *testing.T) {
 			}
 		}
 	}()
-	if _, err := Run(context.Background(), cfg, Redis{Client: c}, Options{}); err != nil {
+	if _, err := Run(context.Background(), cfg, redisBackend(c), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)

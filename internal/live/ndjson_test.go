@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -77,7 +77,7 @@ func TestSampleRedisCountsCommands(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		SampleRedis(ctx, func() []target.Node { return target.Nodes(c) }, 50*time.Millisecond, func(n uint64) { total.Add(n) })
+		SampleRedis(ctx, func() []redis.Node { return redis.Nodes(c) }, 50*time.Millisecond, func(n uint64) { total.Add(n) })
 	}()
 	time.Sleep(120 * time.Millisecond) // a first reading, to count from
 	before := total.Load()

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // SampleRedis reads INFO on the servers nodes returns every interval until ctx ends, and
@@ -19,16 +19,16 @@ import (
 // the commands are counted at the next reading of that server that succeeds. A server
 // that restarted between two readings is skipped for that interval: its counters started
 // over.
-func SampleRedis(ctx context.Context, nodes func() []target.Node, interval time.Duration, add func(commands uint64)) {
+func SampleRedis(ctx context.Context, nodes func() []redis.Node, interval time.Duration, add func(commands uint64)) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	prev := map[string]target.ServerStats{}
+	prev := map[string]redis.ServerStats{}
 	for {
 		ns := nodes()
 		rctx, cancel := context.WithTimeout(ctx, interval*9/10)
-		stats, _ := target.Snapshot(rctx, ns)
+		stats, _ := redis.Snapshot(rctx, ns)
 		cancel()
-		next := map[string]target.ServerStats{}
+		next := map[string]redis.ServerStats{}
 		var n uint64
 		for i, s := range stats {
 			if s.Addr == "" { // this reading failed: count from the last one that did not
@@ -42,7 +42,7 @@ func SampleRedis(ctx context.Context, nodes func() []target.Node, interval time.
 			}
 			next[s.Addr] = s
 			if p, ok := prev[s.Addr]; ok && p.RunID == s.RunID {
-				n += target.CostBetween([]target.ServerStats{p}, []target.ServerStats{s}).Commands
+				n += redis.CostBetween([]redis.ServerStats{p}, []redis.ServerStats{s}).Commands
 			}
 		}
 		prev = next

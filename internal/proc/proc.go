@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,13 +42,33 @@ func FreePort() (int, error) {
 const ownerFile = "lockbench.pid"
 
 // tempNames are the names TempDir accepts: a directory lockbench-<name>-* is swept once its
-// owner is gone. target makes lockbench-redis-* (StartServer) and one per topology
-// (single, redlock, sentinel, cluster); the services one per server. `lockbench target up`
-// directories (lockbench-target-*) are deliberately not among them: they outlive the
-// process that made them and belong to `lockbench target down`.
-var tempNames = []string{
-	"redis", "single", "redlock", "sentinel", "cluster", // target
-	"etcd", "zookeeper", "postgres", // services
+// owner is gone. Each lock service package registers its own in init (RegisterTempNames):
+// services/redis lockbench-redis-* and one per topology (single, redlock, sentinel,
+// cluster), the other services one per server. `lockbench target up` directories
+// (lockbench-target-*) are deliberately not among them: they outlive the process that made
+// them and belong to `lockbench target down`.
+var (
+	tempNamesMu sync.Mutex
+	tempNames   []string
+)
+
+// RegisterTempNames adds names to those TempDir accepts and Sweep removes; a service package
+// calls it in init, before any directory is made.
+func RegisterTempNames(names ...string) {
+	tempNamesMu.Lock()
+	defer tempNamesMu.Unlock()
+	for _, n := range names {
+		if !slices.Contains(tempNames, n) {
+			tempNames = append(tempNames, n)
+		}
+	}
+}
+
+// names are the registered temp names.
+func names() []string {
+	tempNamesMu.Lock()
+	defer tempNamesMu.Unlock()
+	return slices.Clone(tempNames)
 }
 
 // TempDir makes a temporary directory named lockbench-<name>-*, owned by this process: it
@@ -74,17 +95,12 @@ func TempDir(name string) (string, error) {
 func tempPrefix(name string) string { return "lockbench-" + name + "-" }
 
 func isTempName(name string) bool {
-	for _, n := range tempNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(names(), name)
 }
 
 // hasTempPrefix reports whether a directory named name is one TempDir makes.
 func hasTempPrefix(name string) bool {
-	for _, n := range tempNames {
+	for _, n := range names() {
 		if strings.HasPrefix(name, tempPrefix(n)) {
 			return true
 		}

@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis/server"
 )
 
 // CA is a throwaway certificate authority and a server certificate it signed for
 // 127.0.0.1, as PEM files in a test's temporary directory (Files.CAFile is what a client's
 // --tls-ca-cert takes).
 type CA struct {
-	Files target.ServerTLS
+	Files server.ServerTLS
 	pool  *x509.CertPool // trusts the CA
 }
 
@@ -80,7 +80,7 @@ func NewCA(t testing.TB) CA {
 		}
 		return p
 	}
-	ca := CA{Files: target.ServerTLS{
+	ca := CA{Files: server.ServerTLS{
 		CAFile:   write("ca.crt", "CERTIFICATE", caDER),
 		CertFile: write("server.crt", "CERTIFICATE", der),
 		KeyFile:  write("server.key", "EC PRIVATE KEY", keyDER),

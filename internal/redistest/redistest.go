@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis/server"
 )
 
 const installHint = "redis-server not found on PATH; install it (Debian/Ubuntu: apt-get install -y redis-server) or run scripts/test.sh, which does"
@@ -24,7 +24,7 @@ const installHint = "redis-server not found on PATH; install it (Debian/Ubuntu: 
 // Require skips t (fails it under CI) when redis-server is missing.
 func Require(t testing.TB) {
 	t.Helper()
-	if _, err := target.RedisServerPath(); err != nil {
+	if _, err := server.RedisServerPath(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(installHint)
 		}
@@ -33,23 +33,23 @@ func Require(t testing.TB) {
 }
 
 // Start spawns n independent redis-servers (persistence off) and stops them when t ends.
-func Start(t testing.TB, n int, extraArgs ...string) []*target.Server {
+func Start(t testing.TB, n int, extraArgs ...string) []*server.Server {
 	t.Helper()
-	servers := make([]*target.Server, 0, n)
+	servers := make([]*server.Server, 0, n)
 	for range n {
-		servers = append(servers, StartConfig(t, target.ServerConfig{Args: extraArgs}))
+		servers = append(servers, StartConfig(t, server.ServerConfig{Args: extraArgs}))
 	}
 	return servers
 }
 
 // StartConfig spawns one redis-server as cfg says (a password, TLS, ...) and stops it when
 // t ends.
-func StartConfig(t testing.TB, cfg target.ServerConfig) *target.Server {
+func StartConfig(t testing.TB, cfg server.ServerConfig) *server.Server {
 	t.Helper()
 	Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := target.StartServer(ctx, cfg)
+	s, err := server.StartServer(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -60,7 +60,7 @@ func StartConfig(t testing.TB, cfg target.ServerConfig) *target.Server {
 // Client connects to addr with lockbench's client options, closed when t ends.
 func Client(t testing.TB, addr string) rueidis.Client {
 	t.Helper()
-	c, err := target.NewClient(addr)
+	c, err := server.NewClient(addr)
 	if err != nil {
 		t.Fatalf("connect %s: %v", addr, err)
 	}
@@ -69,7 +69,7 @@ func Client(t testing.TB, addr string) rueidis.Client {
 }
 
 // Server starts one server and returns it with a client.
-func Server(t testing.TB) (*target.Server, rueidis.Client) {
+func Server(t testing.TB) (*server.Server, rueidis.Client) {
 	t.Helper()
 	s := Start(t, 1)[0]
 	return s, Client(t, s.Addr)

@@ -22,8 +22,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name etcd strategies give in strategies.Info.Service.
@@ -150,8 +151,8 @@ func (c *Conn) Close() {
 	c.dir = ""
 }
 
-// Redact replaces the password of an address with *** (see target.Redact).
-func Redact(s string) string { return target.Redact(s) }
+// Redact replaces the password of an address with *** (see redis.Redact).
+func Redact(s string) string { return redis.Redact(s) }
 
 // AddrError is an address lockbench cannot parse: a usage error (exit 2). Value has its
 // password replaced by ***.
@@ -161,5 +162,5 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not an etcd address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }

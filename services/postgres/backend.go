@@ -21,7 +21,7 @@ func (c *Conn) CostUnit() string {
 }
 
 // Backend is PostgreSQL as a workload.Backend: pg-advisory's phases run on it. The barrier and
-// the clock of a multi-process run stay on Redis (workload.Services.Default).
+// the clock of a multi-process run stay on Redis (workload.Router.Default).
 type Backend struct {
 	Conn               *Conn
 	workload.NoBarrier // the barrier and the clock stay on Redis

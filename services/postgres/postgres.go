@@ -23,8 +23,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name pg-advisory gives in strategies.Info.Service.
@@ -179,7 +180,7 @@ func (c *Conn) Close() {
 // Redact replaces the password of an address with ***, in its user part and in a
 // password= parameter.
 func Redact(s string) string {
-	s = target.Redact(s)
+	s = redis.Redact(s)
 	if i := strings.Index(s, "password="); i >= 0 {
 		j := strings.IndexAny(s[i:], "& ")
 		if j < 0 {
@@ -198,5 +199,5 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not a PostgreSQL address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }

@@ -16,7 +16,7 @@ import (
 )
 
 // Backend is ZooKeeper as a workload.Backend: zk-lock's phases run on it. The barrier and the
-// clock of a multi-process run stay on Redis (workload.Services.Default).
+// clock of a multi-process run stay on Redis (workload.Router.Default).
 type Backend struct {
 	Conn               *Conn
 	workload.NoBarrier // the barrier and the clock stay on Redis

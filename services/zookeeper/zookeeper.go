@@ -23,8 +23,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name zk-lock gives in strategies.Info.Service.
@@ -210,8 +211,8 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	return b.String(), nil
 }
 
-// Redact replaces the password of an address with *** (see target.Redact).
-func Redact(s string) string { return target.Redact(s) }
+// Redact replaces the password of an address with *** (see redis.Redact).
+func Redact(s string) string { return redis.Redact(s) }
 
 // silent is the go-zookeeper logger lockbench gives it: the client logs every reconnect,
 // which a lease-expiry fault provokes by the dozen.
@@ -227,8 +228,8 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%q is not a ZooKeeper address; valid: %s", e.Value, e.Valid)
 }
 
-// ExitCode is 2: the user's input is wrong.
-func (e *AddrError) ExitCode() int { return 2 }
+// ExitCode is usage.ExitCode: the user's input is wrong.
+func (e *AddrError) ExitCode() int { return usage.ExitCode }
 
 // LostNote is the note that says which loss a run's zk-lock leases signal.
 func (c *Conn) LostNote() string {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
 // benchLibs are the libraries whose adapter overhead is measured: one per way of driving.
@@ -77,7 +77,7 @@ func TestAdapterAllocations(t *testing.T) {
 	}
 }
 
-func allocs(t *testing.T, conn *target.Conn, name string) (adapter, direct float64) {
+func allocs(t *testing.T, conn *redis.Conn, name string) (adapter, direct float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := build(t, conn, name, strategies.Options{TTL: 10 * time.Second})

@@ -10,8 +10,8 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -20,21 +20,21 @@ import (
 // run's client was made with (Options.Connect).
 func TestLibrariesConnectAsTheRunDoes(t *testing.T) {
 	const pw, alicePW = "pw-Lq71-s3cret", "alice-Wq3-s3cret"
-	acl := redistest.StartConfig(t, target.ServerConfig{Password: pw,
+	acl := redistest.StartConfig(t, redis.ServerConfig{Password: pw,
 		Args: []string{"--user", "alice", "on", ">" + alicePW, "~*", "&*", "+@all"}})
 	ca := redistest.NewCA(t)
-	tlsOnly := redistest.StartConfig(t, target.ServerConfig{TLS: &ca.Files})
+	tlsOnly := redistest.StartConfig(t, redis.ServerConfig{TLS: &ca.Files})
 	for _, tc := range []struct {
 		name string
-		spec target.Spec
+		spec redis.Spec
 	}{
-		{"ACL user", target.Spec{Redis: []string{acl.Addr}, Auth: target.Auth{Username: "alice", Password: alicePW}}},
-		{"TLS", target.Spec{Redis: []string{"rediss://" + tlsOnly.Addr}, Auth: target.Auth{TLS: ca.ClientTLS()}}},
+		{"ACL user", redis.Spec{Redis: []string{acl.Addr}, Auth: redis.Auth{Username: "alice", Password: alicePW}}},
+		{"TLS", redis.Spec{Redis: []string{"rediss://" + tlsOnly.Addr}, Auth: redis.Auth{TLS: ca.ClientTLS()}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			conn, err := target.Open(ctx, tc.spec)
+			conn, err := redis.Open(ctx, tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func underLatency(t *testing.T, ms int, names []string) []report.Result {
 	t.Cleanup(proxies.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := target.Open(ctx, target.Spec{Topology: "single", Dial: proxies.Dial,
+	conn, err := redis.Open(ctx, redis.Spec{Topology: "single", Dial: proxies.Dial,
 		StatePath: filepath.Join(t.TempDir(), "none.json")})
 	if err != nil {
 		t.Fatal(err)

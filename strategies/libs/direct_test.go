@@ -14,7 +14,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"github.com/lockbench/lockbench/target"
+	redisservice "github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -107,7 +107,7 @@ func TestFiguresAgreeWithDirectUse(t *testing.T) {
 // acquired once, then measured over n acquires (the run's count: a window of about the
 // run's length, however busy the machine), at most a minute. It returns the acquires per
 // second and the Redis commands per acquire of the window.
-func drive(t *testing.T, conn *target.Conn, name string, workers int, n uint64, ttl time.Duration) (rate, cmdsPerAcq float64) {
+func drive(t *testing.T, conn *redisservice.Conn, name string, workers int, n uint64, ttl time.Duration) (rate, cmdsPerAcq float64) {
 	t.Helper()
 	d := newDirect(t, name, conn.Addrs[0], ttl)
 	defer d.close()
@@ -138,14 +138,14 @@ func drive(t *testing.T, conn *target.Conn, name string, workers int, n uint64, 
 		}
 	}
 	reach(uint64(workers)) // the warm-up
-	nodes := target.Nodes(conn.Client)
-	before, err := target.Snapshot(ctx, nodes)
+	nodes := redisservice.Nodes(conn.Client)
+	before, err := redisservice.Snapshot(ctx, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n0, t0 := acquired.Load(), time.Now()
 	reach(n0 + n)
-	after, err := target.Snapshot(ctx, nodes)
+	after, err := redisservice.Snapshot(ctx, nodes)
 	n1, t1 := acquired.Load(), time.Now()
 	stop()
 	wg.Wait()
@@ -156,5 +156,5 @@ func drive(t *testing.T, conn *target.Conn, name string, workers int, n uint64, 
 	if got == 0 {
 		t.Fatalf("direct %s: nothing acquired", name)
 	}
-	return got / t1.Sub(t0).Seconds(), float64(target.CostBetween(before, after).Commands) / got
+	return got / t1.Sub(t0).Seconds(), float64(redisservice.CostBetween(before, after).Commands) / got
 }

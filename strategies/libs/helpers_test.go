@@ -11,9 +11,9 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
 	_ "github.com/lockbench/lockbench/strategies/libs"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -21,13 +21,13 @@ import (
 var libNames = []string{"redsync", "redislock", "redislock-linear", "redislock-exp", "rueidislock", "rueidislock-readme"}
 
 // spawn starts a topology (single or redlock) as the CLI does, and stops it when t ends.
-func spawn(t testing.TB, topology string) *target.Conn {
+func spawn(t testing.TB, topology string) *redis.Conn {
 	t.Helper()
 	redistest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// A `lockbench target up` on this machine must not become the test's target.
-	conn, err := target.Open(ctx, target.Spec{Topology: topology, StatePath: filepath.Join(t.TempDir(), "none.json")})
+	conn, err := redis.Open(ctx, redis.Spec{Topology: topology, StatePath: filepath.Join(t.TempDir(), "none.json")})
 	if err != nil {
 		t.Fatalf("open %s target: %v", topology, err)
 	}
@@ -35,13 +35,13 @@ func spawn(t testing.TB, topology string) *target.Conn {
 	return conn
 }
 
-// backend is the Redis backend of conn, wired as the CLI wires it (launch.go).
-func backend(conn *target.Conn) workload.Redis {
-	return workload.Redis{Client: conn.Client, Nodes: conn.Nodes, Connect: conn.ClientOption, NodeConnect: conn.NodeOptions}
+// backend is the Redis backend of conn, wired as the CLI wires it (session.Backend).
+func backend(conn *redis.Conn) redis.Backend {
+	return conn.Backend()
 }
 
 // build makes the named strategy on conn, closed when t ends.
-func build(t testing.TB, conn *target.Conn, name string, o strategies.Options) strategies.Strategy {
+func build(t testing.TB, conn *redis.Conn, name string, o strategies.Options) strategies.Strategy {
 	t.Helper()
 	backend(conn).Configure(&o)
 	s, err := strategies.New(name, o)
@@ -53,7 +53,7 @@ func build(t testing.TB, conn *target.Conn, name string, o strategies.Options) s
 }
 
 // run drives cfg's phases against conn, with the fault layer when a phase has faults.
-func run(t *testing.T, conn *target.Conn, cfg workload.Config) []report.Result {
+func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 	t.Helper()
 	nodes := faults.NewNodes(conn, nil)
 	opts := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {

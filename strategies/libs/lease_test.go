@@ -11,8 +11,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/target"
 )
 
 // Each adapter takes a free lock, refuses it to another owner while held (redislock at
@@ -77,7 +77,7 @@ func TestAcquireRelease(t *testing.T) {
 }
 
 // wipe deletes a lock's keys on every server, as an expiry would.
-func wipe(t *testing.T, conn *target.Conn, name, key string) {
+func wipe(t *testing.T, conn *redis.Conn, name, key string) {
 	t.Helper()
 	keys := []string{key}
 	if isRueidislock(name) {
@@ -223,7 +223,7 @@ func isRueidislock(name string) bool { return strings.HasPrefix(name, "rueidislo
 // (the library alone, on rueidis's default client options, ran about 70,000 a second).
 func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	conn := spawn(t, "single")
-	nodes := target.Nodes(conn.Client)
+	nodes := redis.Nodes(conn.Client)
 	names := []string{"rueidislock", "rueidislock-readme"}
 	var held []strategies.Strategy
 	for _, name := range names {
@@ -250,18 +250,18 @@ func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	}
 	waitRenewals(loop, 1)
 	waitRenewals(readme, 1)
-	before, err := target.Snapshot(context.Background(), nodes)
+	before, err := redis.Snapshot(context.Background(), nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	loop0, readme0 := loop.Stats().Renewals, readme.Stats().Renewals
 	waitRenewals(readme, readme0+2)
 	loop1, readme1 := loop.Stats().Renewals, readme.Stats().Renewals
-	after, err := target.Snapshot(context.Background(), nodes)
+	after, err := redis.Snapshot(context.Background(), nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("one window: rueidislock %d renewals, rueidislock-readme %d; %d commands in all", loop1-loop0, readme1-readme0, target.CostBetween(before, after).Commands)
+	t.Logf("one window: rueidislock %d renewals, rueidislock-readme %d; %d commands in all", loop1-loop0, readme1-readme0, redis.CostBetween(before, after).Commands)
 	if loop1-loop0 < 20*(readme1-readme0) {
 		t.Errorf("rueidislock defaults: %d renewals in the window, with NoLoopTracking %d: want the default's renewal loop at least 20 times as often",
 			loop1-loop0, readme1-readme0)

@@ -1,0 +1,194 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Backend is the Redis server(s) a run drives strategies against, as the engine sees them
+// (workload.Backend). The clients belong to the caller.
+type Backend struct {
+	// Client reaches the Redis that the single-node strategies lock on. The barrier's
+	// counters and the multi-process clock are on it too.
+	Client rueidis.Client
+	// Nodes are independent masters for redlock; without them redlock is refused.
+	Nodes []rueidis.Client
+	// Connect and NodeConnect are how Client and Nodes were made (Conn's
+	// ClientOption and NodeOptions), for the library adapters that dial on their own.
+	Connect     rueidis.ClientOption
+	NodeConnect []rueidis.ClientOption
+}
+
+var _ workload.Backend = Backend{}
+
+// Name is "Redis".
+func (t Backend) Name() string { return "Redis" }
+
+// Configure hands the strategy the clients: Client, and Nodes for redlock.
+func (t Backend) Configure(o *strategies.Options) {
+	o.Client, o.Nodes, o.Connect, o.NodeConnect = t.Client, t.Nodes, t.Connect, t.NodeConnect
+}
+
+// Scope measures and cleans a multi-node strategy's phase on every server behind Nodes,
+// any other on every server behind Client (a cluster's every node).
+func (t Backend) Scope(info strategies.Info, prefix string) workload.Scope {
+	if info.MultiNode {
+		return redisScope{prefix: prefix, nodes: Nodes(t.Nodes...)}
+	}
+	return redisScope{prefix: prefix, nodes: Nodes(t.Client)}
+}
+
+// Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.
+func (t Backend) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	c := t.Client
+	cmds := c.DoMulti(ctx,
+		c.B().Incr().Key(key).Build(),
+		c.B().Expire().Key(key).Seconds(int64(ttl.Seconds())).Build())
+	return cmds[0].AsInt64()
+}
+
+// Arrived is GET key.
+func (t Backend) Arrived(ctx context.Context, key string) (int64, error) {
+	return t.Client.Do(ctx, t.Client.B().Get().Key(key).Build()).AsInt64()
+}
+
+// ClockSamples reads Client's TIME on a dedicated connection, so that no pipelined command
+// delays the round trip.
+func (t Backend) ClockSamples(ctx context.Context, n int) ([]workload.ClockSample, error) {
+	out := make([]workload.ClockSample, 0, n)
+	err := t.Client.Dedicated(func(dc rueidis.DedicatedClient) error {
+		for range n {
+			sent := time.Now()
+			v, err := dc.Do(ctx, dc.B().Time().Build()).AsStrSlice()
+			got := time.Now()
+			if err != nil {
+				return err
+			}
+			if len(v) != 2 {
+				return fmt.Errorf("TIME answered %q", v)
+			}
+			var sec, usec int64
+			if _, err := fmt.Sscan(v[0], &sec); err != nil {
+				return fmt.Errorf("TIME answered %q", v)
+			}
+			if _, err := fmt.Sscan(v[1], &usec); err != nil {
+				return fmt.Errorf("TIME answered %q", v)
+			}
+			out = append(out, workload.ClockSample{Sent: sent, Got: got, RefUS: sec*1e6 + usec})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// redisScope is a phase's servers, fixed when the phase is built, and its key prefix.
+type redisScope struct {
+	prefix string
+	nodes  []Node
+}
+
+// errServersChanged is the cost note of a phase whose servers were restarted or replaced.
+var errServersChanged = errors.New("the servers changed during the phase (a failover or restart)")
+
+// StartCost snapshots INFO on every server at once, before and after. The cost counts the
+// masters only (a replica re-runs what its master ran), without lockbench's own INFO calls.
+func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
+	before, err := Snapshot(ctx, s.nodes)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (workload.Cost, error) {
+		after, err := Snapshot(ctx, s.nodes)
+		if err != nil {
+			return workload.Cost{}, err
+		}
+		if !sameServers(before, after) {
+			return workload.Cost{}, errServersChanged
+		}
+		var b, a []ServerStats
+		for i := range min(len(before), len(after)) {
+			if before[i].Role == "master" {
+				b, a = append(b, before[i]), append(a, after[i])
+			}
+		}
+		c := CostBetween(b, a)
+		return workload.Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
+	}, nil
+}
+
+// sameServers reports whether two snapshots are of the same server processes: INFO
+// counters of a restarted or replaced server cannot be subtracted.
+func sameServers(a, b []ServerStats) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Addr != b[i].Addr || a[i].RunID != b[i].RunID {
+			return false
+		}
+	}
+	return true
+}
+
+// StuckLocks SCANs every server for the phase's keys and counts the lock keys whose PTTL
+// is -1: present, and no ttl will ever remove them.
+func (s redisScope) StuckLocks(ctx context.Context, isLock func(string) bool) (uint64, error) {
+	var n uint64
+	var errs []error
+	for _, node := range s.nodes {
+		errs = append(errs, scanPrefix(ctx, node.Client, s.prefix, func(keys []string) {
+			for _, k := range keys {
+				if !isLock(k) {
+					continue
+				}
+				if ttl, err := node.Client.Do(ctx, node.Client.B().Pttl().Key(k).Build()).AsInt64(); err == nil && ttl == -1 {
+					n++
+				}
+			}
+		}))
+	}
+	return n, errors.Join(errs...)
+}
+
+// Cleanup SCANs every server for the phase's keys and UNLINKs them one by one: in a
+// cluster the keys live in many slots.
+func (s redisScope) Cleanup(ctx context.Context) error {
+	var errs []error
+	for _, node := range s.nodes {
+		errs = append(errs, scanPrefix(ctx, node.Client, s.prefix, func(keys []string) {
+			for _, k := range keys {
+				node.Client.Do(ctx, node.Client.B().Unlink().Key(k).Build())
+			}
+		}))
+	}
+	return errors.Join(errs...)
+}
+
+// scanPrefix calls fn with batches of the keys starting with prefix on one server.
+func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string)) error {
+	var cursor uint64
+	for {
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return err
+		}
+		if len(e.Elements) > 0 {
+			fn(e.Elements)
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// Backend is the connection as the engine drives it.
+func (c *Conn) Backend() Backend {
+	return Backend{Client: c.Client, Nodes: c.Nodes, Connect: c.ClientOption, NodeConnect: c.NodeOptions}
+}

@@ -1,0 +1,235 @@
+// Package services is the registry of the lock services other than Redis that strategies
+// run on (etcd, ZooKeeper, PostgreSQL): each is one package under services/ that registers
+// itself in init, and the binary imports it blank, as go-ycsb's databases do. A service
+// declares its flags, how it is reached or spawned, its workload.Backend, its members for
+// the node faults, its notes, how its strategies' connections go through the fault proxies,
+// what a --procs child is told of it, and its cleanup.
+//
+// Redis is the home service of every run (the barrier, the reference clock, the sentinel
+// failover, `lockbench target up`) and lives in services/redis; the session wires it
+// directly.
+package services
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/internal/usage"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// Service is one lock service as it registers itself.
+type Service struct {
+	// Name is the service as strategies name it in strategies.Info.Service ("etcd"), and
+	// as its flag is called.
+	Name string
+	// Title is the service as prose names it ("ZooKeeper").
+	Title string
+	// Order places its flags in --help and its notes in a report: lower first.
+	Order int
+	// Bind binds the service's flags to one command's flag set and returns where their
+	// values land.
+	Bind func(fs *pflag.FlagSet) Flags
+}
+
+// Flags are one command's values of a service's flags.
+type Flags interface {
+	// Check refuses a bad value before anything runs, with a usage error naming the flag.
+	Check() error
+	// Open reaches the service the flags name or, given no address, spawns a private one
+	// on loopback, for a run whose phases need runs on it. Errors name the flag.
+	Open(ctx context.Context, need Need) (Conn, error)
+}
+
+// Need is what a run asks of a service.
+type Need struct {
+	// Phases are the run's phases whose strategies run on the service.
+	Phases []workload.Phase
+	// OnLost is the run's --on-lost.
+	OnLost workload.OnLost
+	// ConnectTimeout bounds reaching a service the user named (--connect-timeout).
+	ConnectTimeout time.Duration
+}
+
+// Conn is a service reached (or spawned) for one run.
+type Conn interface {
+	// Backend is the service as the engine drives it.
+	Backend() workload.Backend
+	// Members are the service's members in the order a fault's node= counts them, with
+	// their processes when lockbench spawned them (nil when external).
+	Members() (addrs []string, servers []Server)
+	// Route sends the strategies' connections to each member through via(member) (the
+	// fault proxies); the Backend's own connections (cost, cleanup) stay direct.
+	Route(via func(addr string) string)
+	// Notes say where the service ran and what its CMD/ACQ column counts.
+	Notes() []string
+	// Child are the flags that send a child of a --procs fleet to this same service, and
+	// the names of the user's flags they replace.
+	Child() (flags, replaced []string)
+	// Close closes the connections and stops whatever was spawned.
+	Close()
+}
+
+// Server is a spawned member a node fault can kill, restart and freeze (faults.Server).
+type Server interface {
+	Kill()
+	Restart(ctx context.Context) error
+	Pause() error
+	Resume() error
+}
+
+var (
+	mu       sync.Mutex
+	registry = map[string]Service{}
+)
+
+// Register adds a service; it panics on a duplicate name, as a programming error.
+func Register(s Service) {
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Name == "" || s.Bind == nil {
+		panic("services: Register needs a Name and a Bind")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("services: " + s.Name + " registered twice")
+	}
+	registry[s.Name] = s
+}
+
+// All are the registered services in their Order.
+func All() []Service {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]Service, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Service) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Titles are the registered services' Titles in their Order.
+func Titles() []string {
+	var out []string
+	for _, s := range All() {
+		out = append(out, s.Title)
+	}
+	return out
+}
+
+// Bound are every registered service's flags of one command, by service name.
+type Bound struct {
+	names []string // in Order
+	flags map[string]Flags
+}
+
+// Bind binds every registered service's flags to fs.
+func Bind(fs *pflag.FlagSet) *Bound {
+	b := &Bound{flags: map[string]Flags{}}
+	for _, s := range All() {
+		b.names = append(b.names, s.Name)
+		b.flags[s.Name] = s.Bind(fs)
+	}
+	return b
+}
+
+// Check checks every service's flags, in Order.
+func (b *Bound) Check() error {
+	for _, n := range b.names {
+		if err := b.flags[n].Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Names are the bound services in Order.
+func (b *Bound) Names() []string { return b.names }
+
+// Flags are the flags of the service named name; nil when no such service is registered.
+func (b *Bound) Flags(name string) Flags { return b.flags[name] }
+
+// OpenError names the flag of a service that could not be reached (addr, the flag's value)
+// or spawned (addr ""), and keeps a usage error one.
+func OpenError(flag, addr string, err error) error {
+	if addr == "" {
+		return fmt.Errorf("spawn %s for the run (or give --%s): %w", flag, flag, err)
+	}
+	if usage.Is(err) {
+		return &usage.Error{Err: fmt.Errorf("--%s: %w", flag, err)}
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// Dial calls dial with ctx bounded by timeout: --connect-timeout bounds reaching a service
+// the user named, as it bounds Redis.
+func Dial[C any](ctx context.Context, timeout time.Duration, dial func(context.Context, string) (C, error), addr string) (C, error) {
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return dial(dctx, addr)
+}
+
+// CheckList refuses what a comma-separated list flag must not hold: an empty element
+// (a,,b), a name twice, and, with hostPorts, a host:port whose port is not one.
+func CheckList(flag, raw string, hostPorts bool) error {
+	if raw == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return usage.Errorf("invalid --%s %q: an empty element; give a comma-separated list without gaps", flag, raw)
+		}
+		if seen[part] {
+			return usage.Errorf("invalid --%s %q: %s is listed twice", flag, raw, part)
+		}
+		seen[part] = true
+		if !hostPorts || strings.Contains(part, "://") {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(part); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return usage.Errorf("invalid --%s %q: port %s is not a port (1 to 65535)", flag, raw, port)
+			}
+		}
+	}
+	return nil
+}
+
+// Where is a note's "etcd: spawned 3.5.1 at 127.0.0.1:2379".
+func Where(spawned bool, name, version string, addrs []string) string {
+	how := "external"
+	if spawned {
+		how = "spawned"
+	}
+	if version != "" {
+		version = " " + version
+	}
+	return fmt.Sprintf("%s: %s%s at %s", name, how, version, strings.Join(addrs, ","))
+}
+
+// AsServers is ps as the faults see them; nil (an external service) stays nil.
+func AsServers[S Server](ps []S) []Server {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Server, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
+}
