@@ -70,7 +70,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVarP(&f.cfg.Duration, "duration", "d", workload.DefaultDuration, "measured time per phase")
 	fs.DurationVar(&f.cfg.Warmup, "warmup", time.Second, "unrecorded time before each measurement (0 = none)")
 	fs.DurationVar(&f.cfg.AcquireTimeout, "acquire-timeout", 5*time.Second, "give up one acquire after this long (counted as a timeout)")
-	fs.DurationVar(&f.cfg.TTL, "ttl", strategies.DefaultTTL, "lease time Redis keeps a lock")
+	fs.DurationVar(&f.cfg.TTL, "ttl", strategies.DefaultTTL, "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)")
 	fs.Var(&f.cfg.Watchdog, "watchdog", "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl")
 	fs.Var(&f.cfg.Wait, "wait", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub")
 	fs.IntVar(&f.cfg.WaitReplicas, "wait-replicas", 0, "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window")
@@ -141,8 +141,11 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	} else {
 		cfg.Strategies = profiles.SplitList(f.strategy)
 	}
-	if cfg.TTL <= 0 {
-		return cfg, nil, usageErrorf("invalid --ttl %s: must be > 0", cfg.TTL)
+	if cfg.TTL == 0 {
+		cfg.TTL = strategies.NoTTL // given as 0: the default is strategies.DefaultTTL
+	}
+	if cfg.TTL < 0 && cfg.TTL != strategies.NoTTL {
+		return cfg, nil, usageErrorf("invalid --ttl %s: must be > 0 (0 = no ttl, for setnx-expire)", cfg.TTL)
 	}
 	cfg.Faults = f.faults
 	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {

@@ -44,7 +44,7 @@ var bounds = []bound{
 	{"duration", func(c *workload.Config) bool { return c.Duration >= minDuration }, func(c *workload.Config) string { return c.Duration.String() }, "a duration of at least 100ms (a shorter window holds too few round trips to measure), e.g. 10s"},
 	{"acquire-timeout", func(c *workload.Config) bool { return c.AcquireTimeout > 0 }, func(c *workload.Config) string { return c.AcquireTimeout.String() }, "a duration > 0, e.g. 5s"},
 	{"warmup", func(c *workload.Config) bool { return c.Warmup >= 0 }, func(c *workload.Config) string { return c.Warmup.String() }, "a duration >= 0 (0 = no warm-up)"},
-	{"ttl", func(c *workload.Config) bool { return c.TTL > 0 }, func(c *workload.Config) string { return c.TTL.String() }, "a duration > 0, e.g. 10s"},
+	{"ttl", func(c *workload.Config) bool { return c.TTL >= 0 || c.TTL == strategies.NoTTL }, func(c *workload.Config) string { return c.TTL.String() }, "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)"},
 	{"rate", func(c *workload.Config) bool { return c.Rate >= 0 && c.Rate <= maxRate }, func(c *workload.Config) string { return fmt.Sprint(c.Rate) }, "acquisitions/s from 0 (closed loop) to 10000000 (10M/s, far beyond what one Redis serves)"},
 	{"max-inflight", func(c *workload.Config) bool { return c.MaxInflight >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.MaxInflight) }, "at least 1 (default --workers)"},
 	{"reentry", func(c *workload.Config) bool { return c.Reentry >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.Reentry) }, "0 or more"},

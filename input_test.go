@@ -48,6 +48,8 @@ func TestBadInputIsRefusedUpFront(t *testing.T) {
 		{[]string{"run", "--redis", "127.0.0.1:1,,127.0.0.1:2"}, "empty element"},
 		{[]string{"run", "--strategy", "etcd-mutex", "--etcd", "127.0.0.1:99999"}, "port 99999"},
 		{[]string{"run", "--strategy", "zk-lock", "--zookeeper", "127.0.0.1:99999"}, "port 99999"},
+		{[]string{"run", "--ttl", "0"}, "only setnx-expire runs without one"},
+		{[]string{"run", "--ttl", "-1s"}, "--ttl -1s"},
 		{[]string{"run", "--read-ratio", "0.5"}, "rw-lock"},
 		{[]string{"run", "--permits", "3"}, "only a semaphore"},
 		{[]string{"run", "--lock-set", "2"}, "multilock"},

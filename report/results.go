@@ -159,7 +159,7 @@ func pacingText(c Config, kind, swept string) string {
 // lockLine is the lock options: ttl, watchdog, wait policy and acquire timeout. The option
 // named swept (a sweep's parameter) shows as "swept".
 func lockLine(c Config, swept string) string {
-	ttl, watchdog, wait := formatMS(c.TTLMS), c.Watchdog, c.Wait
+	ttl, watchdog, wait := formatTTL(c.TTLMS), c.Watchdog, c.Wait
 	switch swept {
 	case "ttl":
 		ttl = sweptText
@@ -365,7 +365,7 @@ type variant struct {
 func resultVariants() []variant {
 	return []variant{
 		{"wait", "", func(r *Result) string { return r.Wait }},
-		{"ttl", "", func(r *Result) string { return formatMS(r.TTLMS) }},
+		{"ttl", "", func(r *Result) string { return formatTTL(r.TTLMS) }},
 		{"wd", "watchdog renewal interval", func(r *Result) string {
 			if r.WatchdogMS == 0 {
 				return "off"

@@ -106,7 +106,7 @@ type Config struct {
 	DurationS        float64  `json:"duration_s"`
 	WarmupS          float64  `json:"warmup_s"`
 	AcquireTimeoutMS int64    `json:"acquire_timeout_ms"`
-	TTLMS            int64    `json:"ttl_ms"`
+	TTLMS            int64    `json:"ttl_ms"`   // 0 = none (--ttl 0)
 	Watchdog         string   `json:"watchdog"` // off | auto | duration
 	Wait             string   `json:"wait"`
 	Faults           []string `json:"faults,omitempty"`
@@ -127,7 +127,7 @@ type Result struct {
 	Label      string  `json:"label,omitempty"`
 	ParamValue string  `json:"param_value,omitempty"`
 	Wait       string  `json:"wait"`
-	TTLMS      int64   `json:"ttl_ms"`
+	TTLMS      int64   `json:"ttl_ms"`      // 0 = none (--ttl 0)
 	WatchdogMS int64   `json:"watchdog_ms"` // resolved renewal interval, 0 = off
 	DurationS  float64 `json:"duration_s"`  // measured time, warm-up excluded
 	Workers    int     `json:"workers"`

@@ -33,6 +33,14 @@ func formatMS(ms int64) string {
 	return FormatUS(float64(ms) * 1e3)
 }
 
+// formatTTL formats a ttl in ms as formatMS does; 0 is a lock without one (--ttl 0).
+func formatTTL(ms int64) string {
+	if ms == 0 {
+		return "none"
+	}
+	return formatMS(ms)
+}
+
 // formatSeconds formats a duration given in seconds, as FormatUS does.
 func formatSeconds(s float64) string {
 	return FormatUS(s * 1e6)

@@ -41,7 +41,7 @@ type base struct {
 func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
 	b := &base{info: info, o: o, releasePause: o.Hooks.ReleasePause}
 	if o.Wait.Kind == WaitPubSub {
-		n, err := newNotifier(notifyVia, o.TTL)
+		n, err := newNotifier(notifyVia, o.patience)
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +350,7 @@ func (b *base) pause(n int, retryIn time.Duration) time.Duration {
 		if retryIn > 0 {
 			return retryIn + time.Millisecond
 		}
-		return b.o.TTL
+		return b.o.patience
 	default:
 		d = w.Max
 		if n < 30 && w.Min<<n < w.Max {

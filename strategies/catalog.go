@@ -22,8 +22,9 @@ func init() {
 	}, naiveCtor(func(n *naive) Strategy { return &getset{n} }))
 	register(Info{
 		Name:              "setnx-expire",
-		Summary:           "SETNX, then EXPIRE as a second command; unlock by DEL",
+		Summary:           "SETNX, then EXPIRE as a second command; unlock by DEL (--ttl 0: no EXPIRE, the seed's lock before it added one)",
 		KeyTTL:            true,
+		NoTTL:             true,
 		SafeWithoutFaults: true,
 		Source:            "seed 003",
 		Weakness:          "a crash between SETNX and EXPIRE leaves a lock with no ttl: deadlock",

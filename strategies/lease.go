@@ -34,6 +34,9 @@ type lease struct {
 	validFrom atomic.Int64
 }
 
+// noExpiry is the ValidUntil of a lease without a ttl (NoTTL).
+var noExpiry = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
 // epoch is the origin of lease.validFrom: a monotonic clock reading, immune to wall-clock steps.
 var epoch = time.Now()
 
@@ -44,6 +47,9 @@ func (l *lease) ValidUntil() time.Time {
 	from := l.validFrom.Load()
 	if from == 0 {
 		return time.Time{}
+	}
+	if l.b.o.TTL == NoTTL {
+		return noExpiry
 	}
 	return epoch.Add(time.Duration(from) + l.b.o.TTL)
 }

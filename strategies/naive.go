@@ -68,12 +68,19 @@ func (s *getset) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 
 // setnxExpire is the first lock of seed 003: SETNX, then EXPIRE, as two commands. A client
 // that dies between them leaves a lock that never expires. (PEXPIRE rather than EXPIRE so
-// that sub-second ttls are not truncated to nothing.)
+// that sub-second ttls are not truncated to nothing.) With NoTTL it sends no EXPIRE at all,
+// the lock the seed starts from: a holder that dies keeps it for good.
 type setnxExpire struct{ *naive }
 
 func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		won, err := s.c.Do(ctx, s.c.B().Setnx().Key(key).Value(owner).Build()).AsBool()
+		// SETNX and EXPIRE run to the end whatever the caller's deadline: a client that gave
+		// up waiting while its SETNX was on the wire, or between the two commands, must not
+		// leave a lock without a ttl behind. Only a client that dies does (the hook below):
+		// that is the seed's hazard, and the one the crash faults measure.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), expireTimeout)
+		defer cancel()
+		won, err := s.c.Do(cctx, s.c.B().Setnx().Key(key).Value(owner).Build()).AsBool()
 		if !won || err != nil {
 			return nil, 0, err
 		}
@@ -82,12 +89,18 @@ func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, er
 				return nil, 0, fmt.Errorf("%w between SETNX and EXPIRE: %w", ErrCrashed, err)
 			}
 		}
-		if err := s.c.Do(ctx, s.c.B().Pexpire().Key(key).Milliseconds(s.o.ttlMS).Build()).Error(); err != nil {
+		if s.o.TTL == NoTTL {
+			return s.lease(key, owner), 0, nil
+		}
+		if err := s.c.Do(cctx, s.c.B().Pexpire().Key(key).Milliseconds(s.o.ttlMS).Build()).Error(); err != nil {
 			return nil, 0, err // the lock stays, without a ttl: exactly the seed's hazard
 		}
 		return s.lease(key, owner), 0, nil
 	})
 }
+
+// expireTimeout bounds setnx-expire's SETNX and EXPIRE.
+const expireTimeout = 5 * time.Second
 
 // setnxStale is seed 000 §2: SET key now NX PX expire; when that fails, GET the holder's
 // timestamp and, if the client's clock says it is older than the expiry, try again at once.

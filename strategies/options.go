@@ -24,7 +24,8 @@ type Options struct {
 	Nodes []rueidis.Client
 
 	// TTL is the lease time Redis keeps a lock for (the stale-after time of the timestamp
-	// strategies). Default 10s; must be > 0. Redis stores it in milliseconds.
+	// strategies). Default 10s; must be > 0, or NoTTL for a strategy whose Info.NoTTL says
+	// it can run without one. Redis stores it in milliseconds.
 	TTL time.Duration
 
 	// Watchdog renews held leases while they are held. Zero = off (the default). Only the
@@ -302,7 +303,17 @@ type resolved struct {
 	ttlMS   int64
 	ttlArg  string        // ttl in ms, formatted once for script arguments
 	renewal time.Duration // watchdog interval, 0 = off
+	// patience is how long a waiter sleeps at most with no news of the lock, and how long the
+	// pubsub wait policy's lists outlive their last use: the ttl, or with NoTTL the default
+	// ttl, since no lease then ends by itself.
+	patience time.Duration
 }
+
+// NoTTL, as Options.TTL, asks for a lock key that never expires: seed 003's lock as it
+// stood before it added EXPIRE. Only the strategies whose Info.NoTTL is true take it
+// (setnx-expire), without a watchdog; a holder that dies then keeps its lock for good,
+// which the oracle's verdict reports as a DEADLOCK. The command line spells it --ttl 0.
+const NoTTL time.Duration = -1
 
 // Check validates the options that do not depend on a server (ttl, watchdog, wait, drift)
 // for the named strategy, without building it: a run checks every phase's options before
@@ -331,11 +342,39 @@ func resolveOptions(info Info, o Options) (*resolved, error) {
 	if o.TTL == 0 {
 		o.TTL = DefaultTTL
 	}
+	if o.TTL == NoTTL {
+		return resolveNoTTL(info, o)
+	}
 	if o.TTL < time.Millisecond {
 		return nil, &OptionError{Field: "ttl", Value: o.TTL.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
 	}
-	r := &resolved{Options: o, ttlMS: o.TTL.Milliseconds()}
+	r := &resolved{Options: o, ttlMS: o.TTL.Milliseconds(), patience: o.TTL}
 	r.ttlArg = fmt.Sprint(r.ttlMS)
+	return r.resolveRest(info)
+}
+
+// resolveNoTTL resolves the options of a lock without a ttl (NoTTL).
+func resolveNoTTL(info Info, o Options) (*resolved, error) {
+	if !info.NoTTL {
+		var takers []string
+		for _, i := range Catalog() {
+			if i.NoTTL {
+				takers = append(takers, i.Name)
+			}
+		}
+		return nil, &OptionError{Field: "ttl", Value: "0",
+			Reason: fmt.Sprintf("%s needs a ttl (a duration > 0, e.g. 10s); only %s runs without one", info.Name, strings.Join(takers, ", "))}
+	}
+	if o.Watchdog.Enabled() {
+		return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(), Reason: "a watchdog renews a ttl, and --ttl 0 sets none; use off"}
+	}
+	r := &resolved{Options: o, patience: DefaultTTL}
+	return r.resolveRest(info)
+}
+
+// resolveRest resolves what follows the ttl.
+func (r *resolved) resolveRest(info Info) (*resolved, error) {
+	o := r.Options
 	if o.Watchdog.Enabled() {
 		if !info.AutoRenew {
 			return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(),

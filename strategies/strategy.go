@@ -130,6 +130,9 @@ type Info struct {
 	// stuck for good. getset's key never has a ttl: a dead holder's lock is taken over by
 	// its timestamp instead.
 	KeyTTL bool `json:"key_ttl"`
+	// NoTTL: the strategy can also run without a ttl (Options.TTL NoTTL, --ttl 0): its lock
+	// key then never expires, and a holder that dies keeps it for good.
+	NoTTL bool `json:"no_ttl,omitempty"`
 	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
 	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
 	SafeWithoutFaults bool `json:"safe_without_faults"`

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,5 +80,39 @@ func TestDeadHoldersBlockTheirKeysForALease(t *testing.T) {
 	}
 	if n, _ := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64(); n != 0 {
 		t.Errorf("%d keys left after the phases", n)
+	}
+}
+
+// A holder that dies holding a lock without a ttl (setnx-expire --ttl 0, seed 003's first
+// lock) keeps its key from everyone for good: the key is stuck and the verdict says
+// DEADLOCK, where the same lock with a ttl recovers.
+func TestDeadHolderOfALockWithoutTTLIsADeadlock(t *testing.T) {
+	_, c := redistest.Server(t)
+	for _, tc := range []struct {
+		ttl      time.Duration
+		deadlock bool
+	}{{strategies.NoTTL, true}, {time.Second, false}} {
+		cfg := shortConfig("setnx-expire")
+		cfg.Keys, cfg.Workers, cfg.Duration, cfg.TTL = 2, 4, 3*time.Second, tc.ttl
+		cfg.AcquireTimeout = 500 * time.Millisecond
+		cfg.Faults = []string{"kill-every"}
+		results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+			Faults: func(Phase) (Faults, error) { return &killEvery{n: 25}, nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := results[0]
+		b := r.Safety.BlockedAfterCrash
+		if r.Safety.CrashedHolders == 0 || b == nil {
+			t.Fatalf("ttl %v: %d crashed, blocked %+v; want dead holders", tc.ttl, r.Safety.CrashedHolders, b)
+		}
+		deadlock := strings.HasPrefix(r.Verdict, report.VerdictDeadlock)
+		if tc.deadlock && (!deadlock || r.Safety.StuckKeys == 0 || b.Recovered != 0) {
+			t.Errorf("no ttl: verdict %q, %d stuck keys, %d keys recovered; want DEADLOCK, stuck keys and none back", r.Verdict, r.Safety.StuckKeys, b.Recovered)
+		}
+		if !tc.deadlock && (deadlock || r.Safety.StuckKeys != 0) {
+			t.Errorf("ttl %v: verdict %q, %d stuck keys; a lease that lapses frees the key", tc.ttl, r.Verdict, r.Safety.StuckKeys)
+		}
 	}
 }

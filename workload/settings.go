@@ -27,10 +27,13 @@ type PhaseSetting struct {
 var PhaseSettings = []PhaseSetting{
 	{"ttl", true, func(ph *Phase, v string) error {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a duration > 0, e.g. 500ms")
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration > 0, e.g. 500ms (0 = no ttl, for setnx-expire)")
 		}
 		ph.TTL = d
+		if d == 0 {
+			ph.TTL = strategies.NoTTL
+		}
 		return nil
 	}},
 	{"watchdog", true, func(ph *Phase, v string) (err error) {

@@ -241,3 +241,6 @@ func seconds(s float64) string { return report.FormatUS(s * 1e6) }
 
 // ms formats milliseconds as a duration.
 func ms(v int64) string { return report.FormatUS(float64(v) * 1e3) }
+
+// ttl formats a ttl in ms; 0 is a lock without one (--ttl 0).
+func ttl(v int64) string { return pick(v == 0, "none", ms(v)) }

@@ -18,7 +18,7 @@ func (p *page) result(s *report.Summary, i int, name string) {
 	p.section(id, name, "result")
 	p.b.WriteString(`<p class="verdictline"><a href="#` + id + `-evidence" class="verdict ` + verdictClass(r.Verdict) + `">` + esc(orDash(r.Verdict)) + "</a> " +
 		esc(report.FormatRate(r.AcquireRate)+" acquires/s over "+seconds(r.DurationS)+", "+count(r.Acquired)+" acquires, "+
-			plural(r.Workers, "worker")+", "+plural(r.Keys, "key")+", ttl "+ms(r.TTLMS)+", wait "+orDash(r.Wait)) + "</p>\n")
+			plural(r.Workers, "worker")+", "+plural(r.Keys, "key")+", ttl "+ttl(r.TTLMS)+", wait "+orDash(r.Wait)) + "</p>\n")
 	if r.Error != "" {
 		p.para("alert", "error: "+r.Error+" (the phase did not finish)")
 	}

@@ -66,7 +66,7 @@ func (p *page) header(s *report.Summary) {
 		workload += " after " + seconds(c.WarmupS) + " warm-up"
 	}
 	workload += ", " + pacing
-	lock := strings.Join(nonEmpty("ttl "+ms(c.TTLMS), prefixed("watchdog ", c.Watchdog), prefixed("wait ", c.Wait),
+	lock := strings.Join(nonEmpty("ttl "+ttl(c.TTLMS), prefixed("watchdog ", c.Watchdog), prefixed("wait ", c.Wait),
 		prefixed("acquire timeout ", msIf(c.AcquireTimeoutMS)), prefixed("on lost ", c.OnLost)), ", ")
 	sweep := ""
 	if s.Sweep != nil {
