@@ -96,7 +96,7 @@ func TestDeadHolderOfALockWithoutTTLIsADeadlock(t *testing.T) {
 		cfg.Keys, cfg.Workers, cfg.Duration, cfg.TTL = 2, 4, 3*time.Second, tc.ttl
 		cfg.AcquireTimeout = 500 * time.Millisecond
 		cfg.Faults = []string{"kill-every"}
-		results, err := Run(context.Background(), cfg, Redis{Client: c}, Options{
+		results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 			Faults: func(Phase) (Faults, error) { return &killEvery{n: 25}, nil },
 		})
 		if err != nil {
