@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,24 +56,11 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVarP(&f.profile, "profile", "p", "", "scenario file: a built-in name (see 'lockbench profiles') or a path; flags given here override it")
 	fs.StringVarP(&f.strategy, "strategy", "s", "token", "strategies, one phase each: a,b,c or all ("+strings.Join(strategies.Names(), ", ")+")")
-	fs.IntVarP(&f.cfg.Workers, "workers", "w", 100, "goroutines contending for the locks (closed loop)")
-	fs.Float64VarP(&f.cfg.Rate, "rate", "r", 0, "open loop: start this many acquisitions per second regardless of completions (0 = closed loop)")
-	fs.IntVar(&f.cfg.MaxInflight, "max-inflight", 0, "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)")
-	fs.IntVarP(&f.cfg.Keys, "keys", "k", 1, "distinct lock keys (1 = one hot key)")
-	fs.Var(&f.cfg.KeyDist, "key-dist", "which key each acquisition takes: uniform or zipf[:S] (S > 1, default 1.1)")
-	fs.Var(&f.cfg.Hold, "hold", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN")
-	fs.IntVar(&f.cfg.Reentry, "reentry", 0, "nested re-acquires by the holder (reentrant strategies only)")
-	fs.Float64Var(&f.cfg.ReadRatio, "read-ratio", 0, "fraction of acquires that are reads, 0..1 (strategies with shared holds only: "+strings.Join(workload.CapacityStrategies(strategies.CapacityRW), ", ")+")")
-	fs.IntVar(&f.cfg.Permits, "permits", 1, "holders one key admits (semaphores only: "+strings.Join(workload.CapacityStrategies(strategies.CapacitySemaphore), ", ")+")")
-	fs.IntVar(&f.cfg.LockSet, "lock-set", 1, "distinct keys per acquire, at most --keys (lock sets only: "+strings.Join(workload.CapacityStrategies(strategies.CapacitySet), ", ")+")")
-	fs.DurationVarP(&f.cfg.Duration, "duration", "d", workload.DefaultDuration, "measured time per phase")
-	fs.DurationVar(&f.cfg.Warmup, "warmup", time.Second, "unrecorded time before each measurement (0 = none)")
-	fs.DurationVar(&f.cfg.AcquireTimeout, "acquire-timeout", 5*time.Second, "give up one acquire after this long (counted as a timeout)")
-	fs.DurationVar(&f.cfg.TTL, "ttl", strategies.DefaultTTL, "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)")
-	fs.Var(&f.cfg.Watchdog, "watchdog", "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl")
-	fs.Var(&f.cfg.Wait, "wait", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub")
-	fs.IntVar(&f.cfg.WaitReplicas, "wait-replicas", 0, "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window")
-	fs.Var(&f.cfg.OnLost, "on-lost", "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)")
+	for _, s := range workload.Settings {
+		if s.Is(workload.Flag) && s.Name != "procs" { // --procs goes with the fleet's flags
+			bindSetting(fs, s.Name, &f.cfg)
+		}
+	}
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
 	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(append([]string{"Redis"}, services.Titles()...), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
@@ -86,15 +72,23 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.plot, "plot", "", "also draw the results into this file (.png or .svg)")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file: charts, the verdicts' evidence, fairness and cost, readable offline (share it with a team)")
 	f.liveFlags.bind(fs)
-	f.fleetFlags.bind(fs)
+	f.fleetFlags.bind(fs, &f.cfg)
 	fs.StringVar(&f.node, "node", "", "multi-machine run: this process is node I of N (I/N), with --barrier; auto/N takes I from $JOB_COMPLETION_INDEX + 1 (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.barrier, "barrier", "", "multi-machine run: a name shared by the N processes; they start each phase together")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live progress line on stderr")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "profile lockbench itself: write a CPU profile (go tool pprof) here")
 	fs.StringVar(&f.memProfile, "memprofile", "", "profile lockbench itself: write an allocation profile here at the end")
-	_ = fs.Lookup("watchdog").DefValue // (the zero values print as off / backoff:1ms..50ms)
-	fs.Lookup("watchdog").DefValue = "off"
-	fs.Lookup("wait").DefValue = "backoff:1ms..50ms"
+}
+
+// bindSetting binds the load setting named name (workload.Settings) to its field in cfg,
+// with its declared default, help and one-letter name.
+func bindSetting(fs *pflag.FlagSet, name string, cfg *workload.Config) {
+	s, ok := workload.LookupSetting(name)
+	if !ok {
+		panic("lockbench: no load setting " + name)
+	}
+	s.Fill(cfg)
+	fs.VarP(s.Value(cfg), s.Name, s.Short, s.Usage())
 }
 
 func faultKinds() []string {
@@ -133,19 +127,10 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		prof = p
 	}
 	cfg := f.cfg
-	if cfg.Warmup == 0 {
-		cfg.Warmup = -1 // the flag's 0 means none; Config's 0 means the default
-	}
 	if f.strategy == "all" {
 		cfg.Strategies = strategies.Core()
 	} else {
 		cfg.Strategies = profiles.SplitList(f.strategy)
-	}
-	if cfg.TTL == 0 {
-		cfg.TTL = strategies.NoTTL // given as 0: the default is strategies.DefaultTTL
-	}
-	if cfg.TTL < 0 && cfg.TTL != strategies.NoTTL {
-		return cfg, nil, usageErrorf("invalid --ttl %s: must be > 0 (0 = no ttl, for setnx-expire)", cfg.TTL)
 	}
 	cfg.Faults = f.faults
 	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {
@@ -212,7 +197,7 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 // setting given on the command line beats a phase's own value too.
 func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]workload.Phase, error) {
 	var out []workload.Phase
-	for i, pp := range p.Phases {
+	for _, pp := range p.Phases {
 		if _, ok := strategies.Lookup(pp.Strategy); !ok {
 			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line},
 				fmt.Errorf("unknown strategy %q; valid: %s", pp.Strategy, strings.Join(strategies.Names(), ", ")))
@@ -223,22 +208,11 @@ func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]
 			if f.cmdline[v.Key] {
 				continue
 			}
-			if v.Key == "procs" {
-				n, err := strconv.Atoi(v.Value)
-				if err != nil || n < 1 {
-					return nil, p.ErrorAt(v, usageErrorf("invalid procs %s: want a whole number of processes >= 1", v.Value))
-				}
-				if f.phaseProcs == nil {
-					f.phaseProcs = map[int]int{}
-				}
-				f.phaseProcs[i] = n
-				continue
-			}
-			st, ok := workload.LookupPhaseSetting(v.Key)
+			st, ok := workload.LookupSetting(v.Key)
 			if !ok {
 				return nil, p.ErrorAt(v, fmt.Errorf("a phase cannot set %s", v.Key))
 			}
-			if err := st.Set(&ph, v.Value); err != nil {
+			if err := st.SetPhase(&ph, v.Value); err != nil {
 				return nil, p.ErrorAt(v, usageErrorf("invalid --%s %s: %v", v.Key, v.Value, err))
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
@@ -20,56 +19,21 @@ import (
 // Checks of what the user gave, made before anything runs: a bad value found after a
 // 90-second run, or silently replaced by a default, is worse than an error at once.
 
-// bound is one setting's valid range, as its flag is named.
-type bound struct {
-	name  string
-	ok    func(*workload.Config) bool
-	value func(*workload.Config) string
-	want  string
-}
-
-func atLeastOne(v int) bool { return v >= 1 }
-
-// minDuration is the shortest measured window; maxRate the highest open-loop rate.
-const (
-	minDuration = 100 * time.Millisecond
-	maxRate     = 10_000_000
-)
-
-// bounds are the settings whose zero or negative value the flag types accept but the
-// engine would replace by a default or choke on.
-var bounds = []bound{
-	{"workers", func(c *workload.Config) bool { return atLeastOne(c.Workers) }, func(c *workload.Config) string { return strconv.Itoa(c.Workers) }, "at least 1"},
-	{"keys", func(c *workload.Config) bool { return atLeastOne(c.Keys) }, func(c *workload.Config) string { return strconv.Itoa(c.Keys) }, "at least 1"},
-	{"duration", func(c *workload.Config) bool { return c.Duration >= minDuration }, func(c *workload.Config) string { return c.Duration.String() }, "a duration of at least 100ms (a shorter window holds too few round trips to measure), e.g. 10s"},
-	{"acquire-timeout", func(c *workload.Config) bool { return c.AcquireTimeout > 0 }, func(c *workload.Config) string { return c.AcquireTimeout.String() }, "a duration > 0, e.g. 5s"},
-	{"warmup", func(c *workload.Config) bool { return c.Warmup >= 0 }, func(c *workload.Config) string { return c.Warmup.String() }, "a duration >= 0 (0 = no warm-up)"},
-	{"ttl", func(c *workload.Config) bool { return c.TTL >= 0 || c.TTL == strategies.NoTTL }, func(c *workload.Config) string { return c.TTL.String() }, "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)"},
-	{"rate", func(c *workload.Config) bool { return c.Rate >= 0 && c.Rate <= maxRate }, func(c *workload.Config) string { return fmt.Sprint(c.Rate) }, "acquisitions/s from 0 (closed loop) to 10000000 (10M/s, far beyond what one Redis serves)"},
-	{"max-inflight", func(c *workload.Config) bool { return c.MaxInflight >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.MaxInflight) }, "at least 1 (default --workers)"},
-	{"reentry", func(c *workload.Config) bool { return c.Reentry >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.Reentry) }, "0 or more"},
-	{"wait-replicas", func(c *workload.Config) bool { return c.WaitReplicas >= 0 }, func(c *workload.Config) string { return strconv.Itoa(c.WaitReplicas) }, "0 or more"},
-	{"read-ratio", func(c *workload.Config) bool { return c.ReadRatio >= 0 && c.ReadRatio <= 1 }, func(c *workload.Config) string { return fmt.Sprint(c.ReadRatio) }, "a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)"},
-	{"permits", func(c *workload.Config) bool { return atLeastOne(c.Permits) }, func(c *workload.Config) string { return strconv.Itoa(c.Permits) }, "at least 1"},
-	{"lock-set", func(c *workload.Config) bool { return atLeastOne(c.LockSet) }, func(c *workload.Config) string { return strconv.Itoa(c.LockSet) }, "at least 1"},
-}
-
-// checkSetting checks the setting named name (a flag name) of cfg; nil for settings
-// without a bound.
+// checkSetting checks the load setting named name (a flag name) of cfg by its declared
+// bound (workload.Settings); nil for other names.
 func checkSetting(name string, cfg *workload.Config) error {
-	for _, b := range bounds {
-		if b.name == name && !b.ok(cfg) {
-			return usageErrorf("invalid --%s %s: want %s", name, b.value(cfg), b.want)
-		}
+	if s, ok := workload.LookupSetting(name); ok {
+		return s.Check(cfg)
 	}
 	return nil
 }
 
-// checkCommandLine checks every bounded flag given on the command line.
+// checkCommandLine checks every load setting given on the command line, before a profile
+// adds its own.
 func (f *loadFlags) checkCommandLine() error {
-	for _, b := range bounds {
-		if f.cmdline[b.name] {
-			if err := checkSetting(b.name, &f.cfg); err != nil {
+	for _, s := range workload.Settings {
+		if f.cmdline[s.Name] {
+			if err := s.Check(&f.cfg); err != nil {
 				return err
 			}
 		}
@@ -267,7 +231,7 @@ func availableMemory() uint64 {
 	return 0
 }
 
-// checkExtra checks what the bounds table cannot: settings that make no sense together and
+// checkExtra checks what the settings' bounds cannot: settings that make no sense together and
 // list flags, once the profile has been applied.
 func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	if strings.TrimSpace(f.strategy) == "" {

@@ -43,18 +43,16 @@ import (
 )
 
 // fleetFlags are --procs and the hidden flags the parent gives its children.
+// --procs itself is a load setting (workload.Settings): the run's in Config.Procs, each
+// phase's own in Phase.Procs.
 type fleetFlags struct {
-	procs int
-	// phaseProcs are the profile phases' own procs, by phase index.
-	phaseProcs map[int]int
-
 	child       bool   // --procs-child: this process is one of a --procs fleet
 	fleetTarget bool   // the parent of a fleet: its children need Redis for their barrier
 	childPhases string // --procs-phases FROM:TO: the fleet runs these phases (0-based, end excluded)
 }
 
-func (f *fleetFlags) bind(fs *pflag.FlagSet) {
-	fs.IntVar(&f.procs, "procs", 1, "run as this many lockbench processes on this machine, --workers split among them (the first ones take one more each when it does not divide), each with its own clients and connections; one merged report with fairness across processes")
+func (f *fleetFlags) bind(fs *pflag.FlagSet, cfg *workload.Config) {
+	bindSetting(fs, "procs", cfg)
 	fs.BoolVar(&f.child, "procs-child", false, "internal: this process is one of a --procs fleet")
 	fs.StringVar(&f.childPhases, "procs-phases", "", "internal: the phases a --procs fleet runs, FROM:TO")
 	_ = fs.MarkHidden("procs-child")
@@ -68,24 +66,13 @@ type fleetSegment struct {
 	procs    int
 }
 
-// fleetPlan checks --procs against the resolved phases and splits them into segments.
+// fleetPlan checks each phase's procs against its workers and splits them into segments.
 // nil when every phase runs in this process alone.
 func (f *loadFlags) fleetPlan(cfg *workload.Config, plan *faults.Plan) ([]fleetSegment, error) {
-	if f.procs < 1 {
-		return nil, usageErrorf("invalid --procs %d: want a whole number of processes >= 1 (1 = this process alone)", f.procs)
-	}
-	for i, n := range f.phaseProcs {
-		if n < 1 {
-			return nil, usageErrorf("invalid procs %d in phase %d: want a whole number of processes >= 1", n, i+1)
-		}
-	}
 	var segs []fleetSegment
 	fleet := false
 	for i, ph := range cfg.Phases {
-		n := f.procs
-		if p, ok := f.phaseProcs[i]; ok {
-			n = p
-		}
+		n := ph.Procs // checked >= 1 by Validate
 		if n > 1 {
 			fleet = true
 		}

@@ -18,7 +18,7 @@ import (
 func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 	samples := map[string]string{"ttl": "750ms", "watchdog": "250ms", "wait": "spin:2ms", "workers": "7",
 		"keys": "13", "hold": "uniform:1ms..3ms", "rate": "250",
-		"read-ratio": "0.75", "permits": "3", "lock-set": "1"}
+		"read-ratio": "0.75", "permits": "3", "lock-set": "1", "procs": "2"}
 	strategyOf := map[string]string{"read-ratio": "rw-lock", "permits": "semaphore", "lock-set": "multilock"}
 	strategy := "token"
 	resolved := func(t *testing.T, args ...string) workload.Phase {

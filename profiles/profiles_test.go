@@ -162,7 +162,7 @@ func TestErrors(t *testing.T) {
 			`profile bad.yaml line 2: unknown field "wokers" (did you mean "workers"?); valid: strategy, workers, rate,`},
 		{"unknown key, no suggestion", "colour: blue\n", 1, "", `unknown field "colour"; valid: strategy,`},
 		{"unknown phase key", "phases:\n  - strategy: token\n    tll: 5s\n", 3, "phases[0]",
-			`line 3: field phases[0]: unknown field "tll" (did you mean "ttl"?); valid: strategy, label, ttl,`},
+			`line 3: field phases[0]: unknown field "tll" (did you mean "ttl"?); valid: strategy, label, workers, rate, keys, hold, read-ratio, permits, lock-set, ttl,`},
 		{"top-level key in a phase", "phases:\n  - strategy: token\n    duration: 5s\n", 3, "phases[0]",
 			`field "duration" cannot differ by phase: set it at the top level; valid in a phase: strategy, label,`},
 		{"duplicate key", "workers: 10\nkeys: 5\nworkers: 20\n", 3, "", `duplicate field "workers" (first set at line 1)`},

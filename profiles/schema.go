@@ -1,5 +1,11 @@
 package profiles
 
+import (
+	"slices"
+
+	"github.com/lockbench/lockbench/workload"
+)
+
 // kind is the YAML shape a setting takes.
 type kind int
 
@@ -18,52 +24,52 @@ const (
 type field struct {
 	name    string
 	kind    kind
-	example string // a valid value, for messages
-	doc     string // what it sets, for editors (schema/profile.json)
+	example string        // a valid value, for messages
+	doc     func() string // what it sets, for editors (schema/profile.json)
 }
 
-// topFields are a profile's top-level keys, in the order messages list them: the run flags
-// (same names, same value syntax), then faults and phases.
-var topFields = []field{
-	{"strategy", kindStrategies, "token,fenced", "strategies, one phase each: a name, \"a,b,c\", \"all\", or a list of names"},
-	{"workers", kindInt, "100", "goroutines contending for the locks (closed loop)"},
-	{"rate", kindNumber, "5000", "open loop: acquisitions started per second regardless of completions (0 = closed loop)"},
-	{"max-inflight", kindInt, "1000", "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default: workers)"},
-	{"keys", kindInt, "1000", "distinct lock keys (1 = one hot key)"},
-	{"key-dist", kindText, "zipf:1.1", "which key each acquisition takes: uniform or zipf[:S] (S > 1, default 1.1)"},
-	{"hold", kindText, "exp:1ms", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
-	{"reentry", kindInt, "2", "nested re-acquires by the holder (reentrant strategies only)"},
-	{"read-ratio", kindNumber, "0.9", "fraction of acquires that are reads, 0..1 (strategies with shared holds only: rw-lock)"},
-	{"permits", kindInt, "3", "holders one key admits (semaphores only)"},
-	{"lock-set", kindInt, "3", "distinct keys per acquire, at most keys (lock sets only: multilock)"},
-	{"duration", kindDuration, "10s", "measured time per phase, with a unit (10s)"},
-	{"warmup", kindDuration, "1s", "unrecorded time before each measurement, with a unit (0s = none)"},
-	{"acquire-timeout", kindDuration, "5s", "give up one acquire after this long (counted as a timeout)"},
-	{"ttl", kindDuration, "10s", "lease time Redis keeps a lock, with a unit"},
-	{"watchdog", kindText, "auto", "lease renewal: off, auto (= ttl/3) or an interval below the ttl"},
-	{"wait", kindText, "pubsub", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
-	{"procs", kindInt, "4", "run as this many lockbench processes on this machine, the workers split among them (--procs)"},
-	{"topology", kindText, "single", "the Redis a spawned target runs: single, redlock, sentinel or cluster"},
-	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in every phase (see lockbench faults)"},
-	{"phases", kindPhases, "[{strategy: token}]", "explicit phases, each one strategy with the settings that differ for it"},
+// doc is a fixed description.
+func doc(s string) func() string { return func() string { return s } }
+
+// topFields are a profile's top-level keys, in the order messages list them: strategy, the
+// load settings a profile may set (workload.Settings, where each is declared: same names,
+// same value syntax as the flags), topology, then faults and phases.
+var topFields = slices.Concat(
+	[]field{{"strategy", kindStrategies, "token,fenced", doc("strategies, one phase each: a name, \"a,b,c\", \"all\", or a list of names")}},
+	settingFields(workload.Top),
+	[]field{
+		// --topology is services/redis's flag, not a load setting.
+		{"topology", kindText, "single", doc("the Redis a spawned target runs: single, redlock, sentinel or cluster")},
+		{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, doc("fault specs injected in every phase (see lockbench faults)")},
+		{"phases", kindPhases, "[{strategy: token}]", doc("explicit phases, each one strategy with the settings that differ for it")},
+	},
+)
+
+// phaseFields are the keys of one entry of phases: its strategy and label, the settings
+// that may differ by phase (workload.Settings), and its faults.
+var phaseFields = slices.Concat(
+	[]field{
+		{"strategy", kindStrategy, "token", doc("the phase's one strategy")},
+		{"label", kindText, "wd=auto", doc("tells phases of one strategy apart in reports")},
+	},
+	settingFields(workload.InPhase),
+	[]field{{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, doc("fault specs injected in this phase, besides the top-level ones")}},
+)
+
+// settingKinds are the YAML shapes of the settings' values.
+var settingKinds = map[string]kind{
+	workload.ShapeInteger: kindInt, workload.ShapeNumber: kindNumber, workload.ShapeDuration: kindDuration, workload.ShapeText: kindText,
 }
 
-// phaseFields are the keys of one entry of phases: the settings that may differ by phase.
-var phaseFields = []field{
-	{"strategy", kindStrategy, "token", "the phase's one strategy"},
-	{"label", kindText, "wd=auto", "tells phases of one strategy apart in reports"},
-	{"ttl", kindDuration, "10s", "lease time Redis keeps a lock, with a unit"},
-	{"watchdog", kindText, "auto", "lease renewal: off, auto (= ttl/3) or an interval below the ttl"},
-	{"wait", kindText, "pubsub", "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
-	{"workers", kindInt, "100", "goroutines contending for the locks (closed loop)"},
-	{"rate", kindNumber, "5000", "open loop: acquisitions started per second regardless of completions (0 = closed loop)"},
-	{"keys", kindInt, "1000", "distinct lock keys (1 = one hot key)"},
-	{"hold", kindText, "exp:1ms", "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
-	{"read-ratio", kindNumber, "0.9", "fraction of acquires that are reads, 0..1 (strategies with shared holds only: rw-lock)"},
-	{"permits", kindInt, "3", "holders one key admits (semaphores only)"},
-	{"lock-set", kindInt, "3", "distinct keys per acquire, at most keys (lock sets only: multilock)"},
-	{"procs", kindInt, "4", "run this phase as this many lockbench processes, the workers split among them"},
-	{"faults", kindFaults, `["holder-pause:p=0.05,d=600ms"]`, "fault specs injected in this phase, besides the top-level ones"},
+// settingFields are the keys of the load settings that apply in place.
+func settingFields(place workload.Place) []field {
+	var out []field
+	for _, s := range workload.Settings {
+		if s.Is(place) {
+			out = append(out, field{s.Name, settingKinds[s.Shape], s.Example, s.Usage})
+		}
+	}
+	return out
 }
 
 // Field describes one key a profile may hold, for what documents or checks profiles outside
@@ -102,7 +108,7 @@ func PhaseFields() []Field { return exported(phaseFields) }
 func exported(fields []field) []Field {
 	out := make([]Field, len(fields))
 	for i, f := range fields {
-		out[i] = Field{Name: f.name, Shape: shapes[f.kind], Example: f.example, Doc: f.doc}
+		out[i] = Field{Name: f.name, Shape: shapes[f.kind], Example: f.example, Doc: f.doc()}
 	}
 	return out
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/lockbench/lockbench/strategies"
 )
 
-// Config is one run. Zero values take the defaults documented per field; Validate fills them
-// and reports what it cannot use as a *ConfigError naming the field (the CLI flag).
+// Config is one run. Zero values take the defaults documented per field (declared with the
+// setting in Settings); Validate fills them and reports what it cannot use as a
+// *ConfigError naming the field (the CLI flag).
 //
 // A run is a list of phases, one strategy each, run one after the other on fresh keys. The
 // settings below are the run's; a Phase may override the ones it carries. When Phases is
@@ -81,6 +82,11 @@ type Config struct {
 	// OnLost is what a holder does when its lease may be gone before its last write.
 	// Default OnLostContinue.
 	OnLost OnLost
+	// Procs is how many lockbench processes run the load on this machine (--procs), the
+	// workers split among them; the command starts them, the engine runs one. Default 1.
+	Procs int
+
+	validated bool // Validate has filled and checked it: a second call does nothing
 }
 
 // OnLost is what a holder does before its last write to the resource when its lease may be
@@ -146,6 +152,7 @@ type Phase struct {
 	ReadRatio   float64
 	Permits     int
 	LockSet     int
+	Procs       int // the processes that run this phase (the command's; see Config.Procs)
 
 	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
@@ -156,15 +163,17 @@ const DefaultDuration = 10 * time.Second
 // warmup is the warm-up time, 0 for none.
 func (c *Config) warmup() time.Duration { return max(c.Warmup, 0) }
 
-// Phase returns a phase of strategy with the run's settings. Call it after Validate, or
-// on a Config whose settings are already final.
+// Phase returns a phase of strategy with the run's settings (the InPhase rows of Settings).
+// Call it after Validate, or on a Config whose settings are already final; a setting still
+// at its zero value takes its default when the phase is validated.
 func (c *Config) Phase(strategy string) Phase {
-	return Phase{
-		Strategy: strategy, Workers: c.Workers, Rate: c.Rate, MaxInflight: c.MaxInflight, Keys: c.Keys,
-		Hold: c.Hold, TTL: c.TTL, Watchdog: c.Watchdog, Wait: c.Wait, Faults: slices.Clone(c.Faults),
-		ReadRatio: c.ReadRatio, Permits: orOne(c.Permits), LockSet: orOne(c.LockSet),
-		waitReplicas: c.WaitReplicas,
+	ph := Phase{Strategy: strategy, MaxInflight: c.MaxInflight, Faults: slices.Clone(c.Faults), waitReplicas: c.WaitReplicas}
+	for _, s := range Settings {
+		if s.copy != nil {
+			s.copy(&ph, c)
+		}
 	}
+	return ph
 }
 
 // ConfigError is a configuration value the engine cannot use.
@@ -172,52 +181,35 @@ type ConfigError struct {
 	Field  string // the CLI flag, without dashes
 	Value  string
 	Reason string // including the valid values
+
+	bare bool // the value as the flag takes it, unquoted: a setting out of its bound
 }
 
 // ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
 func (e *ConfigError) ExitCode() int { return usage.ExitCode }
 
 func (e *ConfigError) Error() string {
+	if e.bare {
+		return fmt.Sprintf("invalid --%s %s: %s", e.Field, e.Value, e.Reason)
+	}
 	return fmt.Sprintf("invalid --%s %q: %s", e.Field, e.Value, e.Reason)
 }
 
 // Validate fills defaults and checks the configuration, phases included, without talking
-// to Redis: strategy options (ttl, watchdog, wait) are checked here too.
+// to Redis: every setting by its bound (Settings), strategy options (ttl, watchdog, wait)
+// against the strategy, and the rules that join settings. It runs once: a validated Config
+// is final, and a second call returns nil at once.
 func (c *Config) Validate() error {
-	if c.Workers == 0 {
-		c.Workers = 100
+	if c.validated {
+		return nil
 	}
-	if c.Keys == 0 {
-		c.Keys = 1
+	for _, s := range Settings {
+		s.fill(c)
 	}
-	if c.Permits == 0 {
-		c.Permits = 1
-	}
-	if c.LockSet == 0 {
-		c.LockSet = 1
-	}
-	if c.TTL == 0 {
-		c.TTL = strategies.DefaultTTL
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultDuration
-	}
-	if c.Duration < 0 {
-		return &ConfigError{Field: "duration", Value: c.Duration.String(), Reason: "must be > 0"}
-	}
-	if c.Warmup == 0 {
-		c.Warmup = time.Second
-	}
-	// A negative Warmup (none) stays negative: Validate must be idempotent, and a second
-	// call must not mistake "none" for "unset".
-	if c.AcquireTimeout == 0 {
-		c.AcquireTimeout = 5 * time.Second
-	}
-	if c.AcquireTimeout < 0 {
-		return &ConfigError{Field: "acquire-timeout", Value: c.AcquireTimeout.String(), Reason: "must be > 0"}
-	}
-	if c.Reentry < 0 {
-		return &ConfigError{Field: "reentry", Value: strconv.Itoa(c.Reentry), Reason: "must be >= 0"}
+	for _, s := range Settings {
+		if err := s.check(c); err != nil {
+			return err
+		}
 	}
 	if len(c.Phases) == 0 {
 		if len(c.Strategies) == 0 {
@@ -251,28 +243,29 @@ func (c *Config) Validate() error {
 	case c.KeyPrefix == "":
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
+	c.validated = true
 	return nil
 }
 
-// validate fills a phase's open-loop default and checks its settings.
+// validate fills a phase's defaults and checks its settings, each by its bound, then the
+// rules that join them.
 func (ph *Phase) validate() error {
 	if _, ok := strategies.Lookup(ph.Strategy); !ok {
 		return &ConfigError{Field: "strategy", Value: ph.Strategy, Reason: "unknown strategy; valid: " + strings.Join(strategies.Names(), ", ") + ", all"}
 	}
-	if ph.Workers < 1 {
-		return &ConfigError{Field: "workers", Value: strconv.Itoa(ph.Workers), Reason: "must be at least 1"}
-	}
-	if ph.Rate < 0 || math.IsNaN(ph.Rate) || math.IsInf(ph.Rate, 0) {
-		return &ConfigError{Field: "rate", Value: fmt.Sprint(ph.Rate), Reason: "must be a number of acquisitions per second > 0, or 0 for a closed loop"}
+	for _, s := range Settings {
+		if s.phase == nil {
+			continue
+		}
+		if err := s.phase(ph); err != nil {
+			return err
+		}
 	}
 	if ph.MaxInflight == 0 {
 		ph.MaxInflight = ph.Workers
 	}
 	if ph.MaxInflight < 0 {
 		return &ConfigError{Field: "max-inflight", Value: strconv.Itoa(ph.MaxInflight), Reason: "must be at least 1"}
-	}
-	if ph.Keys < 1 {
-		return &ConfigError{Field: "keys", Value: strconv.Itoa(ph.Keys), Reason: "must be at least 1"}
 	}
 	if err := ph.validateCapacity(); err != nil {
 		return err
@@ -282,14 +275,8 @@ func (ph *Phase) validate() error {
 
 // validateCapacity checks the settings only some locks take: --read-ratio (shared holds),
 // --permits (semaphores) and --lock-set (lock sets), each refused on the other strategies
-// unless at its default.
+// unless at its default. Their bounds are checked already (Settings).
 func (ph *Phase) validateCapacity() error {
-	if ph.Permits == 0 {
-		ph.Permits = 1
-	}
-	if ph.LockSet == 0 {
-		ph.LockSet = 1
-	}
 	info, _ := strategies.Lookup(ph.Strategy)
 	only := func(field, value, kind, what string) error {
 		return &ConfigError{Field: field, Value: value, Reason: fmt.Sprintf("%s; %s does not take it; valid for: %s",
@@ -297,16 +284,10 @@ func (ph *Phase) validateCapacity() error {
 	}
 	ratio := strconv.FormatFloat(ph.ReadRatio, 'g', -1, 64)
 	switch {
-	case !(ph.ReadRatio >= 0 && ph.ReadRatio <= 1):
-		return &ConfigError{Field: "read-ratio", Value: ratio, Reason: "must be a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)"}
 	case ph.ReadRatio != 0 && info.Capacity != strategies.CapacityRW:
 		return only("read-ratio", ratio, strategies.CapacityRW, "only a lock with shared holds has reads")
-	case ph.Permits < 1:
-		return &ConfigError{Field: "permits", Value: strconv.Itoa(ph.Permits), Reason: "must be at least 1 (the holders one semaphore key admits)"}
 	case ph.Permits != 1 && info.Capacity != strategies.CapacitySemaphore:
 		return only("permits", strconv.Itoa(ph.Permits), strategies.CapacitySemaphore, "only a semaphore has permits")
-	case ph.LockSet < 1:
-		return &ConfigError{Field: "lock-set", Value: strconv.Itoa(ph.LockSet), Reason: "must be at least 1 (the keys one acquire takes)"}
 	case ph.LockSet != 1 && info.Capacity != strategies.CapacitySet:
 		return only("lock-set", strconv.Itoa(ph.LockSet), strategies.CapacitySet, "only a lock set takes several keys at once")
 	case ph.LockSet > ph.Keys:
@@ -511,14 +492,6 @@ func (c *Config) Report() report.Config {
 		Permits:          omitOne(c.Permits),
 		LockSet:          omitOne(c.LockSet),
 	}
-}
-
-// orOne is n, or its default 1 when unset (0).
-func orOne(n int) int {
-	if n == 0 {
-		return 1
-	}
-	return n
 }
 
 // omitOne is n for the report, 0 (omitted) at its default of 1.

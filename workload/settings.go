@@ -2,11 +2,358 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/strategies"
 )
+
+// Settings are the settings of a load command (run, sweep, capacity), each declared once
+// here: its name, default, help, bound and where it applies. From this table come the
+// flags (package main binds each to its Config field), the checks of what a user gave
+// (Setting.Check, Setting.SetPhase and Config.Validate all judge by the setting's bound),
+// the defaults Validate fills, the keys a profile may hold (package profiles, and from it
+// schema/profile.json), the phase settings and the sweep's parameters.
+//
+// The order is the flags' order in --help and the profile keys' order in the schema.
+// Adding a phase setting is a row here and its fields in Config and Phase; the engine then
+// reads it from the Phase.
+var Settings = []Setting{
+	intSetting(Setting{Name: "workers", Short: "w", In: Everywhere | Sweepable, Example: "100", Want: "at least 1",
+		Help: "goroutines contending for the locks (closed loop)"}, 100, atLeast(1),
+		func(c *Config) *int { return &c.Workers }, func(ph *Phase) *int { return &ph.Workers },
+		func(ph *Phase, n int) {
+			// --max-inflight defaults to --workers: a phase's own workers move it along,
+			// unless it was set to something else.
+			if ph.MaxInflight == ph.Workers {
+				ph.MaxInflight = n
+			}
+		}),
+	floatSetting(Setting{Name: "rate", Short: "r", In: Everywhere | Sweepable, Example: "5000",
+		Want: "acquisitions/s from 0 (closed loop) to 10000000 (10M/s, far beyond what one Redis serves)",
+		Help: "open loop: start this many acquisitions per second regardless of completions (0 = closed loop)"}, 0,
+		func(r float64) bool { return r >= 0 && r <= MaxRate },
+		func(c *Config) *float64 { return &c.Rate }, func(ph *Phase) *float64 { return &ph.Rate }),
+	intSetting(Setting{Name: "max-inflight", In: Flag | Top, Example: "1000", Want: "at least 1 (default --workers)",
+		Help: "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)"}, 0, atLeast(0),
+		func(c *Config) *int { return &c.MaxInflight }, nil, nil),
+	intSetting(Setting{Name: "keys", Short: "k", In: Everywhere | Sweepable, Example: "1000", Want: "at least 1",
+		Help: "distinct lock keys (1 = one hot key)"}, 1, atLeast(1),
+		func(c *Config) *int { return &c.Keys }, func(ph *Phase) *int { return &ph.Keys }, nil),
+	valueSetting(Setting{Name: "key-dist", In: Flag | Top, Example: "zipf:1.1",
+		Help: "which key each acquisition takes: uniform or zipf[:S] (S > 1, default 1.1)"},
+		func(c *Config) *KeyDist { return &c.KeyDist }, nil),
+	valueSetting(Setting{Name: "hold", In: Everywhere | Sweepable, Example: "exp:1ms",
+		Help: "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
+		func(c *Config) *Hold { return &c.Hold }, func(ph *Phase) *Hold { return &ph.Hold }),
+	intSetting(Setting{Name: "reentry", In: Flag | Top, Example: "2", Want: "0 or more",
+		Help: "nested re-acquires by the holder (reentrant strategies only)"}, 0, atLeast(0),
+		func(c *Config) *int { return &c.Reentry }, nil, nil),
+	floatSetting(Setting{Name: "read-ratio", In: Everywhere | Sweepable, Example: "0.9",
+		Want: "a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)",
+		help: func() string {
+			return "fraction of acquires that are reads, 0..1 (strategies with shared holds only: " + capacityList(strategies.CapacityRW) + ")"
+		}}, 0,
+		func(r float64) bool { return r >= 0 && r <= 1 },
+		func(c *Config) *float64 { return &c.ReadRatio }, func(ph *Phase) *float64 { return &ph.ReadRatio }),
+	intSetting(Setting{Name: "permits", In: Everywhere | Sweepable, Example: "3", Want: "at least 1",
+		help: func() string {
+			return "holders one key admits (semaphores only: " + capacityList(strategies.CapacitySemaphore) + ")"
+		}}, 1, atLeast(1),
+		func(c *Config) *int { return &c.Permits }, func(ph *Phase) *int { return &ph.Permits }, nil),
+	intSetting(Setting{Name: "lock-set", In: Everywhere | Sweepable, Example: "3", Want: "at least 1",
+		help: func() string {
+			return "distinct keys per acquire, at most --keys (lock sets only: " + capacityList(strategies.CapacitySet) + ")"
+		}}, 1, atLeast(1),
+		func(c *Config) *int { return &c.LockSet }, func(ph *Phase) *int { return &ph.LockSet }, nil),
+	durationSetting(Setting{Name: "duration", Short: "d", In: Flag | Top, Example: "10s",
+		Want: "a duration of at least 100ms (a shorter window holds too few round trips to measure), e.g. 10s",
+		Help: "measured time per phase"}, DefaultDuration, 0,
+		func(d time.Duration) bool { return d >= MinDuration },
+		func(c *Config) *time.Duration { return &c.Duration }, nil),
+	durationSetting(Setting{Name: "warmup", In: Flag | Top, Example: "1s", Want: "a duration >= 0 (0 = no warm-up)",
+		Help: "unrecorded time before each measurement (0 = none)"}, time.Second, noWarmup,
+		func(d time.Duration) bool { return d >= 0 || d == noWarmup },
+		func(c *Config) *time.Duration { return &c.Warmup }, nil),
+	durationSetting(Setting{Name: "acquire-timeout", In: Flag | Top, Example: "5s", Want: "a duration > 0, e.g. 5s",
+		Help: "give up one acquire after this long (counted as a timeout)"}, 5*time.Second, 0,
+		func(d time.Duration) bool { return d > 0 },
+		func(c *Config) *time.Duration { return &c.AcquireTimeout }, nil),
+	durationSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s",
+		Want: "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)",
+		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"}, strategies.DefaultTTL, strategies.NoTTL,
+		func(d time.Duration) bool { return d > 0 || d == strategies.NoTTL },
+		func(c *Config) *time.Duration { return &c.TTL }, func(ph *Phase) *time.Duration { return &ph.TTL }),
+	valueSetting(Setting{Name: "watchdog", In: Everywhere | Sweepable, Example: "auto",
+		Help: "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl"},
+		func(c *Config) *strategies.Watchdog { return &c.Watchdog }, func(ph *Phase) *strategies.Watchdog { return &ph.Watchdog }),
+	valueSetting(Setting{Name: "wait", In: Everywhere | Sweepable, Example: "pubsub",
+		Help: "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
+		func(c *Config) *strategies.Wait { return &c.Wait }, func(ph *Phase) *strategies.Wait { return &ph.Wait }),
+	intSetting(Setting{Name: "wait-replicas", In: Flag, Want: "0 or more",
+		Help: "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window"}, 0, atLeast(0),
+		func(c *Config) *int { return &c.WaitReplicas }, nil, nil),
+	valueSetting(Setting{Name: "on-lost", In: Flag,
+		Help: "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)"},
+		func(c *Config) *OnLost { return &c.OnLost }, nil),
+	// procs is the command's (it starts the processes, fleet.go), not the engine's; its flag
+	// sits with the fleet's own flags in --help.
+	intSetting(Setting{Name: "procs", In: Everywhere, Example: "4", Want: "a whole number of processes >= 1 (1 = this process alone)",
+		Help: "run as this many lockbench processes on this machine, --workers split among them (the first ones take one more each when it does not divide), each with its own clients and connections; one merged report with fairness across processes"}, 1, atLeast(1),
+		func(c *Config) *int { return &c.Procs }, func(ph *Phase) *int { return &ph.Procs }, nil),
+}
+
+// Place says where a setting applies (Setting.In).
+type Place uint8
+
+const (
+	// Flag: a flag of every load command (run, sweep, capacity).
+	Flag Place = 1 << iota
+	// Top: a key at a profile's top level.
+	Top
+	// InPhase: a key of a profile's phase, and a Phase field Config.Phase copies.
+	InPhase
+	// Sweepable: a parameter `lockbench sweep --param` may vary.
+	Sweepable
+
+	// Everywhere is a flag, a profile key at both levels.
+	Everywhere = Flag | Top | InPhase
+)
+
+// Shapes of a setting's value as a profile writes it (Setting.Shape): profiles checks the
+// YAML against them.
+const (
+	ShapeInteger  = "integer"  // a whole number: 100
+	ShapeNumber   = "number"   // a number: 5000, 2.5
+	ShapeDuration = "duration" // a string with a unit: "10s", "500ms"
+	ShapeText     = "text"     // any scalar, carried as written: "zipf:1.1", "exp:1ms", "auto"
+)
+
+// Value is a setting's value as a flag holds it (a pflag.Value).
+type Value interface {
+	String() string
+	Set(string) error
+	Type() string
+}
+
+// Setting is one setting, declared once. The typed helpers (intSetting, floatSetting,
+// durationSetting, valueSetting) fill the functions from the Config and Phase fields.
+type Setting struct {
+	Name  string
+	Short string // one-letter flag, or ""
+	In    Place
+	Shape string // how a profile writes it: one of the Shape constants
+	// Example is a valid value as a profile writes it, for messages and the schema.
+	Example string
+	// Help says what the setting does, for --help and the profile schema; help, when set,
+	// builds it when asked (it names registered strategies, which register after this table).
+	Help string
+	help func() string
+	// Want is what a valid value is, as its errors say: "invalid --keys 0: want at least 1".
+	// Settings whose value type checks itself (Hold, Wait, ...) have none.
+	Want string
+
+	field func(*Config) Value         // the setting in c, as a flag value
+	fill  func(*Config)               // sets the default where c has the zero value
+	check func(*Config) error         // judges the value in c by the bound
+	phase func(*Phase) error          // fills the default in ph and judges the value by the bound; nil off InPhase
+	set   func(*Phase, string) error  // parses, judges and sets a phase's value
+	copy  func(dst *Phase, c *Config) // copies the run's value into a phase
+}
+
+// Usage is the help text.
+func (s Setting) Usage() string {
+	if s.help != nil {
+		return s.help()
+	}
+	return s.Help
+}
+
+// Is reports whether s applies in every place of p.
+func (s Setting) Is(p Place) bool { return s.In&p == p }
+
+// Value is the setting's field in c as a flag value, for binding it to a flag.
+func (s Setting) Value(c *Config) Value { return s.field(c) }
+
+// Fill sets the setting's default in c where c holds the zero value.
+func (s Setting) Fill(c *Config) { s.fill(c) }
+
+// Check judges the setting's value in c; the error (a *ConfigError) names the flag and
+// what it wants: "invalid --keys 0: want at least 1".
+func (s Setting) Check(c *Config) error { return s.check(c) }
+
+// SetPhase parses v as the flag does, judges it and sets it on ph. The error says what a
+// valid value is, without the setting's name: the caller names the field as its input
+// spelled it (--workers, a profile's line, --param workers=0).
+func (s Setting) SetPhase(ph *Phase, v string) error {
+	if s.set == nil {
+		return fmt.Errorf("a phase cannot set %s", s.Name)
+	}
+	return s.set(ph, v)
+}
+
+// LookupSetting returns the setting named name.
+func LookupSetting(name string) (Setting, bool) {
+	for _, s := range Settings {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// The bounds the table's checks name.
+const (
+	// MinDuration is the shortest measured window.
+	MinDuration = 100 * time.Millisecond
+	// MaxRate is the highest open-loop rate, acquisitions/s.
+	MaxRate = 10_000_000
+	// noWarmup is Config.Warmup for none: the flag's 0 (Config's 0 is the default).
+	noWarmup time.Duration = -1
+)
+
+func atLeast(n int) func(int) bool { return func(v int) bool { return v >= n } }
+
+func capacityList(kind string) string { return strings.Join(CapacityStrategies(kind), ", ") }
+
+// kind is how a value of T is read and written: as pflag reads and prints its own types,
+// so that --help and the errors of the flag parser stay pflag's.
+type kind[T comparable] struct {
+	typ    string
+	parse  func(string) (T, error)
+	format func(T) string
+	syntax string // what a value is written as, when a Want leaves it out: "a whole number"
+}
+
+var (
+	intKind = kind[int]{"int", func(s string) (int, error) {
+		v, err := strconv.ParseInt(s, 0, 64)
+		return int(v), err
+	}, strconv.Itoa, "a whole number"}
+	floatKind = kind[float64]{"float64", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
+		func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }, "a number"}
+)
+
+// durationKind reads durations; a given 0 means none, held as none (ttl: strategies.NoTTL;
+// warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
+func durationKind(none time.Duration) kind[time.Duration] {
+	return kind[time.Duration]{"duration", func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err == nil && d == 0 && none != 0 {
+			d = none
+		}
+		return d, err
+	}, func(d time.Duration) string {
+		if d == none && none != 0 {
+			d = 0
+		}
+		return d.String()
+	}, ""}
+}
+
+// value is a Value over *p.
+type value[T comparable] struct {
+	p *T
+	k *kind[T]
+}
+
+func (v value[T]) String() string { return v.k.format(*v.p) }
+func (v value[T]) Type() string   { return v.k.typ }
+func (v value[T]) Set(s string) error {
+	x, err := v.k.parse(s)
+	if err != nil {
+		return err
+	}
+	*v.p = x
+	return nil
+}
+
+// typed builds a Setting of values of T from its fields: cfg in Config, ph in Phase (nil
+// when the phase has none), def the default where Config holds the zero value, ok the bound
+// (nil for none), onPhase what setting a phase's value does besides storing it (or nil).
+func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) bool,
+	cfg func(*Config) *T, ph func(*Phase) *T, onPhase func(*Phase, T)) Setting {
+	s.Shape = shape
+	var zero T
+	s.field = func(c *Config) Value { return value[T]{cfg(c), &k} }
+	s.fill = func(c *Config) {
+		if p := cfg(c); *p == zero {
+			*p = def
+		}
+	}
+	bad := func(v T) error {
+		return &ConfigError{Field: s.Name, Value: k.format(v), Reason: "want " + s.Want, bare: true}
+	}
+	s.check = func(c *Config) error {
+		if v := *cfg(c); ok != nil && !ok(v) {
+			return bad(v)
+		}
+		return nil
+	}
+	if ph == nil {
+		return s
+	}
+	s.copy = func(dst *Phase, c *Config) { *ph(dst) = *cfg(c) }
+	s.phase = func(p *Phase) error {
+		v := ph(p)
+		if *v == zero {
+			*v = def // a Phase built by hand takes the defaults too
+		}
+		if ok != nil && !ok(*v) {
+			return bad(*v)
+		}
+		return nil
+	}
+	s.set = func(p *Phase, text string) error {
+		v, err := k.parse(text)
+		switch {
+		case err != nil && s.Want == "":
+			return err // the type's own reason
+		case err != nil && k.syntax != "" && !strings.HasPrefix(s.Want, "a "):
+			return fmt.Errorf("want %s, %s", k.syntax, s.Want) // "want a whole number, at least 1"
+		case err != nil || (ok != nil && !ok(v)):
+			return fmt.Errorf("want %s", s.Want)
+		}
+		if onPhase != nil {
+			onPhase(p, v)
+		}
+		*ph(p) = v
+		return nil
+	}
+	return s
+}
+
+func intSetting(s Setting, def int, ok func(int) bool, cfg func(*Config) *int, ph func(*Phase) *int, onPhase func(*Phase, int)) Setting {
+	return typed(s, intKind, ShapeInteger, def, ok, cfg, ph, onPhase)
+}
+
+func floatSetting(s Setting, def float64, ok func(float64) bool, cfg func(*Config) *float64, ph func(*Phase) *float64) Setting {
+	// NaN and the infinities are no rate or ratio, whatever the bound.
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && ok(v) }
+	return typed(s, floatKind, ShapeNumber, def, finite, cfg, ph, nil)
+}
+
+// durationSetting's none is what a given 0 means when it is not the default (0 for none).
+func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) bool, cfg func(*Config) *time.Duration, ph func(*Phase) *time.Duration) Setting {
+	return typed(s, durationKind(none), ShapeDuration, def, ok, cfg, ph, nil)
+}
+
+// valueSetting is a setting whose type parses and checks itself (a pflag.Value: Hold,
+// KeyDist, Watchdog, Wait, OnLost); its zero value is its default.
+func valueSetting[T comparable, P interface {
+	*T
+	Value
+}](s Setting, cfg func(*Config) *T, ph func(*Phase) *T) Setting {
+	k := kind[T]{P(new(T)).Type(), func(text string) (T, error) {
+		var v T
+		err := P(&v).Set(text)
+		return v, err
+	}, func(v T) string { return P(&v).String() }, ""}
+	var zero T
+	return typed(s, k, ShapeText, zero, nil, cfg, ph, nil)
+}
 
 // PhaseSetting is one setting a phase may carry its own value of. The flag of that name
 // (its value copied into each phase by Config.Phase), a profile phase's key and a sweep's
@@ -16,88 +363,22 @@ type PhaseSetting struct {
 	Name string
 	// Sweep tells whether `lockbench sweep --param` may vary it.
 	Sweep bool
-	// Set parses v as the flag of that name does and sets it on ph. The error says what a
-	// valid value is, without the setting's name (the caller names the field as its
-	// input spelled it: --workers, a profile's line, --param workers=0).
+	// Set is Setting.SetPhase.
 	Set func(ph *Phase, v string) error
 }
 
-// PhaseSettings are the settings a phase may override, in the order help and errors list
-// them.
-var PhaseSettings = []PhaseSetting{
-	{"ttl", true, func(ph *Phase, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("want a duration > 0, e.g. 500ms (0 = no ttl, for setnx-expire)")
+// PhaseSettings are the settings a phase may override (the InPhase rows of Settings), in
+// the order help and errors list them.
+var PhaseSettings = phaseSettings()
+
+func phaseSettings() []PhaseSetting {
+	var out []PhaseSetting
+	for _, s := range Settings {
+		if s.Is(InPhase) {
+			out = append(out, PhaseSetting{Name: s.Name, Sweep: s.Is(Sweepable), Set: s.SetPhase})
 		}
-		ph.TTL = d
-		if d == 0 {
-			ph.TTL = strategies.NoTTL
-		}
-		return nil
-	}},
-	{"watchdog", true, func(ph *Phase, v string) (err error) {
-		ph.Watchdog, err = strategies.ParseWatchdog(v)
-		return err
-	}},
-	{"wait", true, func(ph *Phase, v string) (err error) {
-		ph.Wait, err = strategies.ParseWait(v)
-		return err
-	}},
-	{"workers", true, func(ph *Phase, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number, at least 1")
-		}
-		// --max-inflight defaults to --workers: a phase's own workers move it along, unless
-		// it was set to something else.
-		if ph.MaxInflight == ph.Workers {
-			ph.MaxInflight = n
-		}
-		ph.Workers = n
-		return nil
-	}},
-	{"keys", true, func(ph *Phase, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number, at least 1")
-		}
-		ph.Keys = n
-		return nil
-	}},
-	{"hold", true, func(ph *Phase, v string) error { return ph.Hold.Set(v) }},
-	{"rate", true, func(ph *Phase, v string) error {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r < 0 {
-			return fmt.Errorf("want acquisitions per second >= 0 (0 = closed loop)")
-		}
-		ph.Rate = r
-		return nil
-	}},
-	{"read-ratio", true, func(ph *Phase, v string) error {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(r >= 0 && r <= 1) {
-			return fmt.Errorf("want a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)")
-		}
-		ph.ReadRatio = r
-		return nil
-	}},
-	{"permits", true, func(ph *Phase, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number, at least 1")
-		}
-		ph.Permits = n
-		return nil
-	}},
-	{"lock-set", true, func(ph *Phase, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number, at least 1")
-		}
-		ph.LockSet = n
-		return nil
-	}},
+	}
+	return out
 }
 
 // LookupPhaseSetting returns the phase setting named name.

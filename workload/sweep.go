@@ -31,7 +31,7 @@ func ParseSweep(s string) (param string, values []string, err error) {
 }
 
 // SweepPhases returns one phase per strategy of cfg per value, in that order, each with
-// param set to the value. cfg must be validated.
+// param set to the value and checked as Validate checks a phase. cfg must be validated.
 func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 	var out []Phase
 	for _, strategy := range cfg.Strategies {
@@ -41,6 +41,9 @@ func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 				return nil, err
 			}
 			ph.Label, ph.ParamValue = param+"="+v, v
+			if err := ph.validate(); err != nil {
+				return nil, err
+			}
 			out = append(out, ph)
 		}
 	}
