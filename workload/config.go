@@ -85,8 +85,6 @@ type Config struct {
 	// Procs is how many lockbench processes run the load on this machine (--procs), the
 	// workers split among them; the command starts them, the engine runs one. Default 1.
 	Procs int
-
-	validated bool // Validate has filled and checked it: a second call does nothing
 }
 
 // OnLost is what a holder does before its last write to the resource when its lease may be
@@ -197,12 +195,10 @@ func (e *ConfigError) Error() string {
 
 // Validate fills defaults and checks the configuration, phases included, without talking
 // to Redis: every setting by its bound (Settings), strategy options (ttl, watchdog, wait)
-// against the strategy, and the rules that join settings. It runs once: a validated Config
-// is final, and a second call returns nil at once.
+// against the strategy, and the rules that join settings. A second call changes nothing
+// (a negative Warmup, none, stays none), so that a caller may change a validated Config and
+// validate it again.
 func (c *Config) Validate() error {
-	if c.validated {
-		return nil
-	}
 	for _, s := range Settings {
 		s.fill(c)
 	}
@@ -243,7 +239,6 @@ func (c *Config) Validate() error {
 	case c.KeyPrefix == "":
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
-	c.validated = true
 	return nil
 }
 
