@@ -43,8 +43,9 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if ramp.Factor <= 1 {
 		return usageErrorf("invalid --factor %v: want more than 1, each step offering more than the last", ramp.Factor)
 	}
-	if ramp.StepDuration <= 0 {
-		return usageErrorf("invalid --step-duration %s: want a duration > 0", ramp.StepDuration)
+	if ramp.StepDuration < workload.MinDuration {
+		// Each step is a phase's measured window (--duration's bound).
+		return usageErrorf("invalid --step-duration %s: want a duration of at least %s (a shorter step holds too few round trips to measure), e.g. 3s", ramp.StepDuration, workload.MinDuration)
 	}
 	f.faultWindow = ramp.StepDuration
 	f.cfg.Duration = ramp.StepDuration // what each step measures, as the report's header says
