@@ -265,7 +265,14 @@ func (ph *Phase) validate() error {
 	if err := ph.validateCapacity(); err != nil {
 		return err
 	}
-	return strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits})
+	err := strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits})
+	if oe := (*strategies.OptionError)(nil); errors.As(err, &oe) {
+		if _, setting := LookupSetting(oe.Field); setting {
+			// Named as the flag, as every other setting's error is: invalid --ttl "0": ...
+			return &ConfigError{Field: oe.Field, Value: oe.Value, Reason: oe.Reason}
+		}
+	}
+	return err
 }
 
 // validateCapacity checks the settings only some locks take: --read-ratio (shared holds),
