@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,24 @@ func TestChildShareSplitsTheRemainderOverTheFirst(t *testing.T) {
 	}
 	if !slices.Equal(got, []int{34, 33, 33}) || total != 100 {
 		t.Errorf("100 workers over 3 processes: %v (total %d), want [34 33 33]", got, total)
+	}
+}
+
+// Each child gets its share of the machine's cores, at least one, unless the user chose
+// GOMAXPROCS; the parent's environment is passed on untouched otherwise.
+func TestChildEnvSharesTheCores(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	env := []string{"A=1"}
+	got := childEnv(env, 4*runtime.NumCPU())
+	if !slices.Equal(got, []string{"A=1", "GOMAXPROCS=1"}) || len(env) != 1 {
+		t.Errorf("many children: %v (parent's %v), want A=1 and GOMAXPROCS=1 appended to a copy", got, env)
+	}
+	if got := childEnv(env, 1); !slices.Contains(got, "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU())) {
+		t.Errorf("one child: %v, want every core", got)
+	}
+	t.Setenv("GOMAXPROCS", "3")
+	if got := childEnv(env, 4); !slices.Equal(got, env) {
+		t.Errorf("with GOMAXPROCS set by the user: %v, want the environment as it is", got)
 	}
 }
 

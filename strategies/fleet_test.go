@@ -207,7 +207,7 @@ func checkStreaks(t *testing.T, r fleetResult) {
 // One process alone keeps the pipelined local handoff: its release hands the lock to its
 // next waiter inside the release script, with no message (the turn is always its own).
 // Within a turn a release costs EVALSHA, GET and SET; every turnStreak-th passes the turn
-// round to itself (EVALSHA, GET, LMOVE, PEXPIRE, SET): 3.5 commands per acquire.
+// round to itself (EVALSHA, GET, LMOVE, PEXPIRE, SET): about 3.1 commands per acquire.
 func TestSingleProcessHandsOverLocally(t *testing.T) {
 	t.Parallel()
 	r := runFleet(t, "token", 1, 25, 600, time.Millisecond)
