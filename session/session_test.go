@@ -153,6 +153,7 @@ func (m memLease) Release(context.Context) error {
 }
 func (m memLease) Fence() uint64         { return 0 }
 func (m memLease) Lost() <-chan struct{} { return nil }
+func (m memLease) ValidUntil() time.Time { return time.Time{} } // unknown: a ttl from the acquire
 
 // A service registered through the registry alone gets its flag, is opened for the phases
 // that run on it, serves them beside a Redis phase, leaves its notes, and is closed.

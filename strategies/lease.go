@@ -44,12 +44,12 @@ var epoch = time.Now()
 // ttl counted from the start of the attempt that took it or of the last renewal that got
 // through. A holder that acts past it may no longer hold the lock. Zero when unknown.
 func (l *lease) ValidUntil() time.Time {
+	if l.b.o.TTL == NoTTL {
+		return noExpiry
+	}
 	from := l.validFrom.Load()
 	if from == 0 {
 		return time.Time{}
-	}
-	if l.b.o.TTL == NoTTL {
-		return noExpiry
 	}
 	return epoch.Add(time.Duration(from) + l.b.o.TTL)
 }

@@ -140,7 +140,7 @@ func (m *multiLease) Lost() <-chan struct{} { return m.lost }
 func (m *multiLease) ValidUntil() time.Time {
 	var until time.Time
 	for _, l := range m.members {
-		v := validUntil(l)
+		v := l.ValidUntil()
 		if v.IsZero() {
 			return time.Time{}
 		}

@@ -91,7 +91,7 @@ func (l *localLease) Fence() uint64         { return 0 }
 func (l *localLease) Lost() <-chan struct{} { return l.h.redis.Lost() }
 
 // ValidUntil is the token lease's (see lease.ValidUntil).
-func (l *localLease) ValidUntil() time.Time { return validUntil(l.h.redis) }
+func (l *localLease) ValidUntil() time.Time { return l.h.redis.ValidUntil() }
 
 // reentrantHash is seed 001's Redis hash scheme: the lock is a hash whose field ownerId
 // counts that owner's holds; Lua scripts acquire, re-enter (both PEXPIRE the hash) and

@@ -85,6 +85,13 @@ type Lease interface {
 	// Lost is closed when the watchdog found the lease gone or could not renew it before it
 	// expired. Leases without a watchdog return a nil channel, which is never closed.
 	Lost() <-chan struct{}
+
+	// ValidUntil is the earliest the lease can expire in its lock service, by this process's
+	// clock: its ttl counted from the start of the attempt that took it or of the last renewal
+	// that got through. A holder that acts past it may no longer hold the lock. Far in the
+	// future for a lease that only its holder ends (a connection's lock, NoTTL); zero when
+	// unknown, and the oracle then counts a ttl from the acquire.
+	ValidUntil() time.Time
 }
 
 // Stats are counters of one Strategy, read atomically; a new phase builds a new Strategy.
@@ -168,11 +175,3 @@ const (
 	// (SetLocker.AcquireSet); Acquire holds one.
 	CapacitySet = "set"
 )
-
-// validUntil is l's ValidUntil when it has one (see lease.ValidUntil), zero otherwise.
-func validUntil(l Lease) time.Time {
-	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
-		return v.ValidUntil()
-	}
-	return time.Time{}
-}

@@ -100,6 +100,7 @@ type grantAllLease struct{}
 func (grantAllLease) Release(context.Context) error { return nil }
 func (grantAllLease) Fence() uint64                 { return 0 }
 func (grantAllLease) Lost() <-chan struct{}         { return nil }
+func (grantAllLease) ValidUntil() time.Time         { return time.Time{} }
 
 func TestOracleCatchesBrokenStrategy(t *testing.T) {
 	cfg := shortConfig("token") // Validate needs a registered name; the phase gets grantAll

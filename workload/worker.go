@@ -364,7 +364,7 @@ func (p *phase) work(ctx context.Context, w *worker, m bool) (renewed time.Time,
 		return time.Time{}, true
 	}
 	for i := len(nested) - 1; i >= 0; i-- {
-		if v := validUntil(nested[i]); v.After(renewed) {
+		if v := nested[i].ValidUntil(); v.After(renewed) {
 			renewed = v
 		}
 		p.release(ctx, w, nested[i], m)
@@ -421,7 +421,7 @@ func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 // it keeps one (the ttl from the start of the attempt that took it, moved by each renewal),
 // else the ttl from the acquire's start; or later, when a re-entry extended it (renewed).
 func (p *phase) deadline(l strategies.Lease, began, renewed time.Time) time.Time {
-	d := validUntil(l)
+	d := l.ValidUntil()
 	if d.IsZero() {
 		d = began.Add(p.ph.TTL)
 	}
@@ -429,15 +429,6 @@ func (p *phase) deadline(l strategies.Lease, began, renewed time.Time) time.Time
 		d = renewed
 	}
 	return d
-}
-
-// validUntil is the lease's own reckoning of the earliest it can expire, zero when it keeps
-// none (strategies.Lease implementations may offer ValidUntil).
-func validUntil(l strategies.Lease) time.Time {
-	if v, ok := l.(interface{ ValidUntil() time.Time }); ok {
-		return v.ValidUntil()
-	}
-	return time.Time{}
 }
 
 // drift is the clock drift a lease's holder allows for: Redlock's 1% of the ttl plus 2ms.

@@ -75,7 +75,7 @@ func TestKeepAliveGivesUpAtTheLapse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lapse := l.(interface{ ValidUntil() time.Time }).ValidUntil()
+	lapse := l.ValidUntil()
 	select {
 	case <-l.Lost():
 	case <-ctx.Done():
