@@ -253,17 +253,6 @@ func AcquiredAtLeast(n uint64) Until {
 	}
 }
 
-// Overlapped is an Until: the timeline has counted n overlaps.
-func Overlapped(n uint64) Until {
-	return func(_ []report.Event, timeline []report.Second) bool {
-		var got uint64
-		for _, s := range timeline {
-			got += s.Overlaps
-		}
-		return got >= n
-	}
-}
-
 // Rate is the acquires per second over the timeline seconds of r lying wholly in
 // [from, to], and how many seconds that is (0: none to judge by).
 func Rate(r report.Result, from, to float64) (rate float64, seconds int) {
