@@ -3,17 +3,18 @@ package main
 import (
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
 
-const sweepSynopsis = `Runs one phase per value of one parameter, for each strategy, and derives recommendations
+var sweepSynopsis = `Runs one phase per value of one parameter, for each strategy, and derives recommendations
 from the results: the smallest ttl without overlaps under the configured faults, what each
 watchdog interval costs in renewals, which wait policy has the lowest tail, where throughput
 peaks. Every run flag applies; --param names what varies.
 
-Parameters: ttl, watchdog, wait, workers, keys, hold, rate.
+Parameters: ` + strings.Join(workload.SweepParams, ", ") + `.
 
 Examples:
   lockbench sweep --param ttl=200ms,1s,5s --fault holder-pause:p=0.05,d=600ms --strategy token

@@ -39,7 +39,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "drive lock strategies with many workers and report throughput, latency, cost and safety", runCmd},
-		{"sweep", "vary one parameter (ttl, watchdog, wait, workers, keys, hold, rate) and recommend a setting", sweepCmd},
+		{"sweep", "vary one parameter (ttl, watchdog, workers, keys, ...) and recommend a setting", sweepCmd},
 		{"capacity", "find the highest lock rate this Redis sustains within a latency objective", capacityCmd},
 		{"report", "plot, compare or merge result files written with --format json", reportCmd},
 		{"strategies", "list the lock strategies, their properties and known weaknesses", strategiesCmd},
