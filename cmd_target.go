@@ -25,7 +25,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	fs := newFlags("target up|down|status [flags]", targetSynopsis, stdout)
 	topology := fs.String("topology", redis.Single, "up: what to start: "+strings.Join(redis.Topologies(), ", "))
 	state := fs.String("state", redis.DefaultStatePath(), "the state file (default $XDG_STATE_HOME/lockbench/target.json, else ~/.local/state/lockbench/target.json; it must be yours and writable by you only)")
-	password := fs.String("password", "", "up: make the servers require this password (default $"+passwordEnv+"); runs then need it too")
+	password := fs.String("password", "", "up: make the servers require this password (default $"+redis.PasswordEnv+"); runs then need it too")
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
 			return err // pflag has printed the usage
@@ -41,7 +41,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		defer cancel()
 		auth := redis.Auth{Password: *password}
 		if auth.Password == "" {
-			auth.Password = os.Getenv(passwordEnv)
+			auth.Password = os.Getenv(redis.PasswordEnv)
 		}
 		st, err := redis.UpAuth(ctx, *topology, *state, auth)
 		if err != nil {
@@ -50,7 +50,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it%s; stop it with 'lockbench target down%s'\n",
 			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state, stateHint(fs.Changed("state"), " with --state ", *state), stateHint(fs.Changed("state"), " --state ", *state))
 		if st.RequirePass {
-			fmt.Fprintln(stdout, "the servers require the password: give runs --password or "+passwordEnv)
+			fmt.Fprintln(stdout, "the servers require the password: give runs --password or "+redis.PasswordEnv)
 		}
 		return nil
 	case "down":

@@ -26,7 +26,6 @@ type loadFlags struct {
 	profile  string
 	faults   []string
 
-	connFlags
 	liveFlags
 	fleetFlags
 
@@ -49,7 +48,7 @@ type loadFlags struct {
 
 	cmdline map[string]bool // flags given on the command line, before a profile set any
 
-	services *services.Bound // the flags of each registered lock service other than Redis
+	services *services.Bound // the flags of each registered lock service, Redis's first
 }
 
 func (f *loadFlags) bind(fs *pflag.FlagSet) {
@@ -63,8 +62,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	}
 	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
-	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(append([]string{"Redis"}, services.Titles()...), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
-	f.connFlags.bind(fs)
+	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(services.Titles(), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
 	f.services = services.Bind(fs)
 	fs.StringVarP(&f.format, "format", "f", report.DefaultFormat, "report format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")

@@ -245,17 +245,6 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	if cfg.MaxInflight != 0 && !slices.ContainsFunc(cfg.Phases, func(ph workload.Phase) bool { return ph.Rate > 0 }) && cfg.Rate == 0 {
 		return usageErrorf("invalid --max-inflight %d: it bounds the open loop (--rate); in a closed loop --workers is what runs at once", cfg.MaxInflight)
 	}
-	if f.connectTimeout <= 0 {
-		return usageErrorf("invalid --connect-timeout %s: want a duration > 0, e.g. 5s", f.connectTimeout)
-	}
-	for _, l := range []struct {
-		flag, raw string
-		hostPorts bool
-	}{{"redis", f.redis, true}, {"sentinel", f.sentinel, true}} {
-		if err := services.CheckList(l.flag, l.raw, l.hostPorts); err != nil {
-			return err
-		}
-	}
 	if err := f.services.Check(); err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/session"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -174,17 +175,10 @@ var fleetOnly = map[string]bool{
 // --sentinel given, s.Redis is nil and the children reach Redis as the user said.
 func childTarget(s *session.Session) (flags, replaced []string, err error) {
 	if c := s.Redis; c != nil {
-		switch {
-		case c.Mode == "embedded":
+		if c.Mode == "embedded" {
 			return nil, nil, usageErrorf("--procs needs a Redis server the processes can share; the embedded one lives inside one process: install redis-server, or give --redis")
-		case len(c.SentinelAddrs) > 0:
-			flags = append(flags, "--sentinel="+strings.Join(c.SentinelAddrs, ","), "--master="+c.MasterName)
-		case c.Topology == "cluster":
-			flags = append(flags, "--redis="+c.Addrs[0])
-		default:
-			flags = append(flags, "--redis="+strings.Join(c.Addrs, ","))
 		}
-		replaced = append(replaced, "redis", "sentinel", "master", "topology", "state")
+		flags, replaced = c.Child()
 	}
 	sf, sr := s.ChildFlags()
 	return append(flags, sf...), append(replaced, sr...), nil
@@ -583,11 +577,9 @@ func (f *loadFlags) takeShare(cfg *workload.Config) error {
 func (f *loadFlags) startFleet(ctx context.Context, cfg workload.Config, plan *faults.Plan, segs []fleetSegment, progress *progressLine, stderr io.Writer) (*loadRun, error) {
 	l := &loadRun{cfg: cfg}
 	f.fleetTarget = true // the children meet at a barrier on Redis
-	su, err := f.setup(&cfg, plan)
-	if err != nil {
-		return nil, err
-	}
-	if f.redis == "" && f.sentinel == "" {
+	su := f.setup(&cfg, plan)
+	var err error
+	if !f.redisFlags().External() {
 		l.s, err = session.Open(ctx, su)
 	} else {
 		l.s, err = session.OpenServices(ctx, su)
@@ -601,8 +593,8 @@ func (f *loadFlags) startFleet(ctx context.Context, cfg workload.Config, plan *f
 		return nil, err
 	}
 	env := os.Environ()
-	if f.password != "" {
-		env = append(env, passwordEnv+"="+f.password) // not on the children's command lines
+	if pw := f.redisFlags().Password; pw != "" {
+		env = append(env, redis.PasswordEnv+"="+pw) // not on the children's command lines
 	}
 	l.fleet = &fleet{f: f, segs: segs, phases: len(cfg.Phases), target: flags, replaced: replaced, env: env, progress: progress, stderr: stderr}
 	return l, nil

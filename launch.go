@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/session"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -94,12 +95,7 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 		l.report = f.liveFlags.reportWriter(f.out, stdout, stderr)
 		return l, nil
 	}
-	su, err := f.setup(&cfg, plan)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	s, err := session.Open(ctx, su)
+	s, err := session.Open(ctx, f.setup(&cfg, plan))
 	if err != nil {
 		stop()
 		return nil, err
@@ -211,7 +207,7 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 		sum.Config.Profile = prof.Name
 	}
 	sum.Notes = append(sum.Notes, s.Notes()...)
-	if f.tlsInsecure {
+	if f.redisFlags().TLSInsecure {
 		sum.Notes = append(sum.Notes, "TLS without certificate checks (--tls-insecure): the connection is encrypted but the servers were not authenticated")
 	}
 	if note := s.ProxyNote(); note != "" {
@@ -220,13 +216,13 @@ func (f *loadFlags) summary(kind string, cfg *workload.Config, prof *profiles.Pr
 	return sum
 }
 
-// setup is what the session opens for these flags: where Redis is, whether it is wanted
-// even when no phase locks on it, and the other services' flags.
-func (f *loadFlags) setup(cfg *workload.Config, plan *faults.Plan) (session.Setup, error) {
-	spec, err := f.connFlags.spec()
-	if err != nil {
-		return session.Setup{}, err
-	}
-	wanted := f.fleetTarget || f.redis != "" || f.sentinel != "" || f.cmdline["topology"]
-	return session.Setup{Config: cfg, Plan: plan, Redis: spec, RedisWanted: wanted, Services: f.services}, nil
+// setup is what the session opens for these flags: the final phases and their faults,
+// whether Redis is wanted even when no phase locks on it, and the lock services' flags.
+func (f *loadFlags) setup(cfg *workload.Config, plan *faults.Plan) session.Setup {
+	wanted := f.fleetTarget || f.redisFlags().Named()
+	return session.Setup{Config: cfg, Plan: plan, RedisWanted: wanted, Services: f.services}
 }
+
+// redisFlags are the flags of the Redis target (--redis, --password, --tls, ...), which
+// services/redis registers.
+func (f *loadFlags) redisFlags() *redis.Flags { return redis.FlagsOf(f.services) }

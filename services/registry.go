@@ -1,13 +1,14 @@
-// Package services is the registry of the lock services other than Redis that strategies
-// run on (etcd, ZooKeeper, PostgreSQL): each is one package under services/ that registers
-// itself in init, and the binary imports it blank, as go-ycsb's databases do. A service
+// Package services is the registry of the lock services strategies run on: Redis
+// (services/redis), etcd, ZooKeeper and PostgreSQL. Each is one package under services/ that
+// registers itself in init, and the binary imports it, as go-ycsb's databases do. A service
 // declares its flags, how it is reached or spawned, its workload.Backend, its members for
 // the node faults, its notes, how its strategies' connections go through the fault proxies,
 // what a --procs child is told of it, and its cleanup.
 //
-// Redis is the home service of every run (the barrier, the reference clock, the sentinel
-// failover, `lockbench target up`) and lives in services/redis; the session wires it
-// directly.
+// One service is the home of every run: Redis. It serves the strategies that name no
+// service, and keeps a multi-process run's barrier and reference clock; the session also
+// asks of it what only it has (its roles for the node faults, the sentinel failover, the
+// replica check).
 package services
 
 import (
@@ -33,8 +34,11 @@ type Service struct {
 	Name string
 	// Title is the service as prose names it ("ZooKeeper").
 	Title string
-	// Order places its flags in --help and its notes in a report: lower first.
+	// Order places its flags in --help and its notes in a report: lower first; the home
+	// service comes before all others.
 	Order int
+	// Home marks the home service (Redis): one registers it.
+	Home bool
 	// Bind binds the service's flags to one command's flag set and returns where their
 	// values land.
 	Bind func(fs *pflag.FlagSet) Flags
@@ -57,6 +61,14 @@ type Need struct {
 	OnLost workload.OnLost
 	// ConnectTimeout bounds reaching a service the user named (--connect-timeout).
 	ConnectTimeout time.Duration
+	// Via, when the run's faults work through TCP proxies, is the proxy of a member. The
+	// home service dials through it from its first connection on; the others are routed
+	// once they are up (Conn.Route).
+	Via func(addr string) string
+	// Replication, for a run with a failover, is the address through which a spawned
+	// replica reaches its initial master (the failover fault's proxy): the home service
+	// then spawns the sentinel topology the failover happens in.
+	Replication func(master string) (string, error)
 }
 
 // Conn is a service reached (or spawned) for one run.
@@ -101,6 +113,11 @@ func Register(s Service) {
 	if _, dup := registry[s.Name]; dup {
 		panic("services: " + s.Name + " registered twice")
 	}
+	for _, o := range registry {
+		if s.Home && o.Home {
+			panic("services: " + s.Name + " and " + o.Name + " both registered as the home service")
+		}
+	}
 	registry[s.Name] = s
 }
 
@@ -113,6 +130,12 @@ func All() []Service {
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Service) int {
+		if a.Home != b.Home {
+			if a.Home {
+				return -1
+			}
+			return 1
+		}
 		if a.Order != b.Order {
 			return a.Order - b.Order
 		}
@@ -133,6 +156,7 @@ func Titles() []string {
 // Bound are every registered service's flags of one command, by service name.
 type Bound struct {
 	names []string // in Order
+	home  string
 	flags map[string]Flags
 }
 
@@ -142,6 +166,9 @@ func Bind(fs *pflag.FlagSet) *Bound {
 	for _, s := range All() {
 		b.names = append(b.names, s.Name)
 		b.flags[s.Name] = s.Bind(fs)
+		if s.Home {
+			b.home = s.Name
+		}
 	}
 	return b
 }
@@ -161,6 +188,9 @@ func (b *Bound) Names() []string { return b.names }
 
 // Flags are the flags of the service named name; nil when no such service is registered.
 func (b *Bound) Flags(name string) Flags { return b.flags[name] }
+
+// Home is the name of the home service; "" when none is registered.
+func (b *Bound) Home() string { return b.home }
 
 // OpenError names the flag of a service that could not be reached (addr, the flag's value)
 // or spawned (addr ""), and keeps a usage error one.

@@ -1,6 +1,6 @@
 // Package session is what a load command (run, sweep, capacity) opens between its flags and
-// the engine: every lock service its phases run on — Redis, and the services registered in
-// package services — with the fault plan checked against them, the proxies the faults work
+// the engine: every lock service its phases run on, each registered in package services
+// (Redis, the home service, among them), with the fault plan checked against them, the proxies the faults work
 // through, and the engine's collaborators. Each phase's strategy, service and fault nodes
 // are resolved once, when the session opens. Package main keeps the commands and the flags.
 package session
@@ -11,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/usage"
@@ -32,13 +33,10 @@ type Setup struct {
 	Config *workload.Config
 	// Plan is the phases' faults, parsed and checked (NewPlan).
 	Plan *faults.Plan
-	// Redis is where Redis is and how to reach it; Open sets Need, Dial, ReplicationVia
-	// and, for a failover, Topology.
-	Redis redis.Spec
 	// RedisWanted reaches Redis even when no phase's strategy locks on it: the user named
 	// one (--redis, --sentinel, --topology), or a --procs fleet keeps its barrier on it.
 	RedisWanted bool
-	// Services are the command's flags of the other lock services.
+	// Services are the command's flags of the lock services, Redis's among them.
 	Services *services.Bound
 }
 
@@ -70,12 +68,6 @@ type resolved struct {
 // phase's faults against them now rather than when the phase starts.
 func Open(ctx context.Context, su Setup) (*Session, error) {
 	s := &Session{plan: su.Plan}
-	spec := su.Redis
-	for _, ph := range su.Config.Phases {
-		if info, _ := strategies.Lookup(ph.Strategy); info.MultiNode {
-			spec.Need = redis.Redlock
-		}
-	}
 	if !needsRedis(su) {
 		// Every phase runs on another lock service, and nothing else asks for Redis: spawn
 		// none (the services keep their own cost and cleanup).
@@ -90,28 +82,31 @@ func Open(ctx context.Context, su Setup) (*Session, error) {
 	if failovers > 1 {
 		return nil, usage.Errorf("--fault failover: one failover per run (afterwards the initial master is no longer the master); got %d", failovers)
 	}
+	need := services.Need{Phases: su.Config.Phases, OnLost: su.Config.OnLost, ConnectTimeout: connectTimeout(su)}
 	if su.Plan.NeedsProxy() || failovers > 0 {
 		s.proxies = faults.NewProxies()
 	}
 	if su.Plan.NeedsProxy() {
-		spec.Dial = s.proxies.Dial
+		need.Via = s.proxies.Dial
 	}
 	if failovers > 0 {
-		spec.ReplicationVia = s.proxies.Replication
-		if spec.Topology == "" && spec.Need == "" {
-			spec.Topology = redis.Sentinel // the only topology a failover can happen in
-		}
+		need.Replication = s.proxies.Replication
 	}
-	conn, err := redis.Open(ctx, spec)
+	home, err := su.Services.Flags(su.Services.Home()).Open(ctx, need)
 	if err != nil {
 		if s.proxies != nil {
 			s.proxies.Close()
 		}
 		return nil, err
 	}
-	s.Redis = conn
-	s.nodes = faults.NewNodes(conn, s.proxies)
+	s.Redis = home.(*redis.Home).Conn
+	s.nodes = faults.NewNodes(s.Redis, s.proxies)
 	return s, s.openServices(ctx, su)
+}
+
+// connectTimeout is --connect-timeout: it bounds reaching each service the user named.
+func connectTimeout(su Setup) time.Duration {
+	return redis.FlagsOf(su.Services).ConnectTimeout
 }
 
 // OpenServices reaches only the other lock services the phases run on: a --procs parent
@@ -166,7 +161,7 @@ func (s *Session) connect(ctx context.Context, su Setup) error {
 			continue
 		}
 		if need[info.Service] == nil {
-			need[info.Service] = &services.Need{OnLost: su.Config.OnLost, ConnectTimeout: su.Redis.ConnectTimeout}
+			need[info.Service] = &services.Need{OnLost: su.Config.OnLost, ConnectTimeout: connectTimeout(su)}
 		}
 		need[info.Service].Phases = append(need[info.Service].Phases, ph)
 	}

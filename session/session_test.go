@@ -15,7 +15,6 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/services"
-	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/session"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
@@ -161,8 +160,8 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 	srv, _ := redistest.Server(t)
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	bound := services.Bind(fs)
-	if err := fs.Parse([]string{"--memlock=table-1"}); err != nil {
-		t.Fatalf("the registered service's flag: %v", err)
+	if err := fs.Parse([]string{"--memlock=table-1", "--redis=" + srv.Addr}); err != nil {
+		t.Fatalf("the registered services' flags: %v", err)
 	}
 	if err := bound.Check(); err != nil {
 		t.Fatal(err)
@@ -177,10 +176,12 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	s, err := session.Open(ctx, session.Setup{Config: &cfg, Plan: plan, Services: bound,
-		Redis: redis.Spec{Redis: []string{srv.Addr}, ConnectTimeout: 5 * time.Second}})
+	s, err := session.Open(ctx, session.Setup{Config: &cfg, Plan: plan, Services: bound})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tg := s.Target(); tg.Mode != "external" || !slices.Equal(tg.Addrs, []string{srv.Addr}) {
+		t.Errorf("Redis, reached through its registered flags: %s at %v; want external at %s", tg.Mode, tg.Addrs, srv.Addr)
 	}
 	if table.opened.Load() != 1 || table.name != "table-1" || !slices.Equal(table.phases, []string{"mem-lock"}) {
 		t.Errorf("Open called %d times with --memlock %q for phases %v; want once, table-1, [mem-lock]", table.opened.Load(), table.name, table.phases)
