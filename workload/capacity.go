@@ -139,7 +139,15 @@ func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ra
 		return nil, nil, err
 	}
 	cfg.Duration = ramp.StepDuration
-	if err := cfg.Validate(); err != nil {
+	var err error
+	if cfg.validated {
+		// Only the duration changed since Validate: its bound is what to check again.
+		duration, _ := LookupSetting("duration")
+		err = duration.Check(&cfg)
+	} else {
+		err = cfg.Validate()
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	var answers []report.Capacity

@@ -85,6 +85,10 @@ type Config struct {
 	// Procs is how many lockbench processes run the load on this machine (--procs), the
 	// workers split among them; the command starts them, the engine runs one. Default 1.
 	Procs int
+
+	// validated: Validate accepted this Config, so Run and Capacity do not check it again.
+	// Who changes a validated Config keeps it valid (SweepPhases checks the phases it makes).
+	validated bool
 }
 
 // OnLost is what a holder does before its last write to the resource when its lease may be
@@ -195,9 +199,10 @@ func (e *ConfigError) Error() string {
 
 // Validate fills defaults and checks the configuration, phases included, without talking
 // to Redis: every setting by its bound (Settings), strategy options (ttl, watchdog, wait)
-// against the strategy, and the rules that join settings. A second call changes nothing
-// (a negative Warmup, none, stays none), so that a caller may change a validated Config and
-// validate it again.
+// against the strategy, and the rules that join settings. Run and Capacity validate a
+// Config that was not validated yet; one that was they take as it is. A second call
+// changes nothing (a negative Warmup, none, stays none), so that a caller may change a
+// validated Config and validate it again.
 func (c *Config) Validate() error {
 	for _, s := range Settings {
 		s.fill(c)
@@ -239,7 +244,16 @@ func (c *Config) Validate() error {
 	case c.KeyPrefix == "":
 		c.KeyPrefix = fmt.Sprintf("lockbench:%08x:", rand.Uint32())
 	}
+	c.validated = true
 	return nil
+}
+
+// validate validates c unless Validate has accepted it already.
+func (c *Config) validate() error {
+	if c.validated {
+		return nil
+	}
+	return c.Validate()
 }
 
 // validate fills a phase's defaults and checks its settings, each by its bound, then the

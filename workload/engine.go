@@ -88,12 +88,12 @@ type Options struct {
 	NoCost bool
 }
 
-// Run drives each phase against the lock service b (services/redis's Backend for Redis) and returns one
-// Result per phase that started. When ctx ends mid-run, the interrupted phase's Result
+// Run drives each phase against the lock service b (services/redis's Backend for Redis) and
+// returns one Result per phase that started. cfg is validated unless Validate accepted it. When ctx ends mid-run, the interrupted phase's Result
 // covers what ran and is marked interrupted, and Run returns ctx's error alongside the
 // results.
 func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	// Build every strategy once before running anything: a bad combination with the target
