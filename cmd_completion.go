@@ -35,7 +35,7 @@ func completionCmd(args []string, stdout, _ io.Writer) error {
 // subcommands are the words that follow these commands; each one's flags come from its
 // own --help.
 var subcommands = map[string][]string{
-	"report":     {"plot", "compare", "merge"},
+	"report":     {"plot", "compare", "merge", "html"},
 	"target":     {"up", "down", "status"},
 	"profiles":   {"list", "show"},
 	"completion": completion.Shells(),

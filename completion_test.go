@@ -57,7 +57,7 @@ printf '%s\n' "${COMPREPLY[@]}"
 		{[]string{"lockbench", "run", "--strategy", "tok"}, []string{"token"}},
 		{[]string{"lockbench", "sweep", "--param", "re"}, []string{"read-ratio="}},
 		{[]string{"lockbench", "run", "--fault", "holder-c"}, []string{"holder-crash"}},
-		{[]string{"lockbench", "report", ""}, []string{"plot", "compare", "merge"}},
+		{[]string{"lockbench", "report", ""}, []string{"plot", "compare", "merge", "html"}},
 		{[]string{"lockbench", "completion", ""}, []string{"bash", "zsh", "fish"}},
 	} {
 		out, err := exec.Command(bash, append([]string{"--norc", "-c", prog, "bash", path}, tc.words...)...).CombinedOutput()
@@ -88,6 +88,28 @@ printf '%s\n' "${COMPREPLY[@]}"
 		if out, err := exec.Command(bin, "-n", path).CombinedOutput(); err != nil {
 			t.Errorf("%s -n: %v\n%s", shell, err, out)
 		}
+	}
+}
+
+// The subcommands completion offers are the ones a command's usage line names
+// ("Usage: lockbench report plot|compare|merge|html ...").
+func TestCompletionKnowsTheSubcommands(t *testing.T) {
+	var checked []string
+	for _, c := range completionCommands() {
+		line, _, _ := strings.Cut(c.Help(nil), "\n")
+		words := strings.Fields(strings.TrimPrefix(line, "Usage: lockbench "+c.Name))
+		if len(words) == 0 || !strings.Contains(words[0], "|") || strings.ContainsAny(words[0][:1], "-[") {
+			continue
+		}
+		checked = append(checked, c.Name)
+		for _, sub := range strings.Split(words[0], "|") {
+			if !slices.Contains(c.Subcommands, sub) {
+				t.Errorf("%s: usage %q names %q; completion offers %q", c.Name, line, sub, c.Subcommands)
+			}
+		}
+	}
+	if !slices.Equal(checked, []string{"report", "target", "completion"}) {
+		t.Errorf("checked the usage lines of %q; want report, target and completion", checked)
 	}
 }
 
