@@ -41,7 +41,7 @@ func commands() []command {
 		{"run", "drive lock strategies with many workers and report throughput, latency, cost and safety", runCmd},
 		{"sweep", "vary one parameter (ttl, watchdog, workers, keys, ...) and recommend a setting", sweepCmd},
 		{"capacity", "find the highest lock rate this Redis sustains within a latency objective", capacityCmd},
-		{"report", "plot, compare or merge result files written with --format json", reportCmd},
+		{"report", "plot, compare, merge or share (html) result files written with --format json", reportCmd},
 		{"strategies", "list the lock strategies, their properties and known weaknesses", strategiesCmd},
 		{"profiles", "list the built-in scenario profiles, or show one", profilesCmd},
 		{"faults", "list the faults --fault can inject", faultsCmd},
