@@ -16,12 +16,23 @@ import (
 // than they compute: unless -parallel is given, two of them run per CPU rather than one.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	given, only := false, false
+	flag.Visit(func(f *flag.Flag) {
+		given = given || f.Name == "test.parallel"
+		only = only || f.Name == "test.run"
+	})
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
 	}
+	// The whole suite builds the binary while its serial tests run: the end-to-end tests
+	// would otherwise all wait for it at once.
+	if !only {
+		go buildOnce()
+	}
 	m.Run()
+	if !only {
+		_, _ = buildOnce() // done building: nothing is left behind in binDir
+	}
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

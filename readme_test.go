@@ -381,6 +381,7 @@ func TestGitHubSlugs(t *testing.T) {
 // beside it (the design and ecosystem notes, the shared seed texts), which a reader of a
 // clone cannot open.
 func TestNoCitationOutsideRepository(t *testing.T) {
+	t.Parallel()
 	outside := regexp.MustCompile(`\b(DESIGN|ECOSYSTEM)\.md\b|\.\./shared\b`)
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

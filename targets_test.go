@@ -77,98 +77,107 @@ var pauseLength = regexp.MustCompile(`^process-pause:.*\bd=([0-9.]+[a-zµ]+)`)
 
 // Every built-in profile runs to completion, shortened, on the target it implies: through
 // the binary, all at once (their phases mostly wait on holds and pauses), and without the
-// race detector's cost on the thousands of goroutines some of them start.
+// race detector's cost on the thousands of goroutines some of them start. The profiles that
+// spawn other lock services run in TestE2EServiceProfilesRun.
 func TestE2EEveryBuiltinProfileRuns(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
 	for _, p := range profiles.Builtins() {
+		prof, err := profiles.Load(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if profileSpawnsServices(prof) {
+			continue
+		}
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
-			prof, err := profiles.Load(p.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if profileSpawnsServices(prof) {
-				spawnsServices(t)
-			}
-			// Shortened, but long enough for a few of the longest holds to finish.
-			window := 300 * time.Millisecond
-			holds := []profiles.Value{}
-			if v, ok := prof.Lookup("hold"); ok {
+			runBuiltinProfile(t, prof)
+		})
+	}
+}
+
+// runBuiltinProfile runs the built-in profile prof, shortened, through the binary, with
+// live added to its arguments, and checks that each of its phases ran.
+func runBuiltinProfile(t *testing.T, prof *profiles.Profile, live ...string) {
+	t.Helper()
+	name := prof.Name
+	// Shortened, but long enough for a few of the longest holds to finish.
+	window := 300 * time.Millisecond
+	holds := []profiles.Value{}
+	if v, ok := prof.Lookup("hold"); ok {
+		holds = append(holds, v)
+	}
+	for _, ph := range prof.Phases {
+		for _, v := range ph.Values {
+			if v.Key == "hold" {
 				holds = append(holds, v)
 			}
-			for _, ph := range prof.Phases {
-				for _, v := range ph.Values {
-					if v.Key == "hold" {
-						holds = append(holds, v)
-					}
-				}
+		}
+	}
+	// A fixed hold ends when it says: one and a margin is enough. A random one,
+	// three times its mean.
+	var longestHold time.Duration
+	for _, v := range holds {
+		var h workload.Hold
+		if err := h.Set(v.Value); err == nil {
+			if h.Kind == workload.HoldFixed {
+				window = max(window, min(3*h.Min, h.Min+time.Second))
+			} else {
+				window = max(window, 3*h.MeanDuration())
 			}
-			// A fixed hold ends when it says: one and a margin is enough. A random one,
-			// three times its mean.
-			var longestHold time.Duration
-			for _, v := range holds {
-				var h workload.Hold
-				if err := h.Set(v.Value); err == nil {
-					if h.Kind == workload.HoldFixed {
-						window = max(window, min(3*h.Min, h.Min+time.Second))
-					} else {
-						window = max(window, 3*h.MeanDuration())
-					}
-					longestHold = max(longestHold, h.MeanDuration())
-				}
+			longestHold = max(longestHold, h.MeanDuration())
+		}
+	}
+	// A process pause can freeze every first holder of a phase's few keys at once:
+	// the window must outlast a pause and a hold, or it may see no cycle end at all.
+	for _, f := range slices.Concat(prof.Faults, slices.Concat(func() [][]profiles.Value {
+		var all [][]profiles.Value
+		for _, ph := range prof.Phases {
+			all = append(all, ph.Faults)
+		}
+		return all
+	}()...)) {
+		if m := pauseLength.FindStringSubmatch(f.Value); m != nil {
+			if d, err := time.ParseDuration(m[1]); err == nil {
+				window = max(window, d+longestHold)
 			}
-			// A process pause can freeze every first holder of a phase's few keys at once:
-			// the window must outlast a pause and a hold, or it may see no cycle end at all.
-			for _, f := range slices.Concat(prof.Faults, slices.Concat(func() [][]profiles.Value {
-				var all [][]profiles.Value
-				for _, ph := range prof.Phases {
-					all = append(all, ph.Faults)
-				}
-				return all
-			}()...)) {
-				if m := pauseLength.FindStringSubmatch(f.Value); m != nil {
-					if d, err := time.ParseDuration(m[1]); err == nil {
-						window = max(window, d+longestHold)
-					}
-				}
+		}
+	}
+	// Hundreds of workers starting at once (thousands on zipf-hot keys) queue for a
+	// while before the first cycles complete — under the race detector, on a loaded
+	// machine (CI runs every package at once), longer than a short window. And with
+	// thousands the first may still be waiting when the window ends: a window longer
+	// than one acquire timeout sees every attempt begun before it end in it.
+	warmup := "0"
+	if v, ok := prof.Lookup("workers"); ok {
+		n, _ := strconv.Atoi(v.Value)
+		if n >= 100 {
+			warmup = "1s"
+		}
+		if at, ok := prof.Lookup("acquire-timeout"); ok && n >= 1000 {
+			if d, err := time.ParseDuration(at.Value); err == nil {
+				window = max(window, d+500*time.Millisecond)
 			}
-			// Hundreds of workers starting at once (thousands on zipf-hot keys) queue for a
-			// while before the first cycles complete — under the race detector, on a loaded
-			// machine (CI runs every package at once), longer than a short window. And with
-			// thousands the first may still be waiting when the window ends: a window longer
-			// than one acquire timeout sees every attempt begun before it end in it.
-			warmup := "0"
-			if v, ok := prof.Lookup("workers"); ok {
-				n, _ := strconv.Atoi(v.Value)
-				if n >= 100 {
-					warmup = "1s"
-				}
-				if at, ok := prof.Lookup("acquire-timeout"); ok && n >= 1000 {
-					if d, err := time.ParseDuration(at.Value); err == nil {
-						window = max(window, d+500*time.Millisecond)
-					}
-				}
-			}
-			s, code, stderr := runBinaryJSON(t, "run", "--profile", p.Name, "--duration", window.String(), "--warmup", warmup)
-			if s == nil {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			want := max(len(prof.Phases), 1)
-			if len(prof.Phases) == 0 {
-				if v, ok := prof.Lookup("strategy"); ok {
-					want = len(strings.Split(v.Value, ","))
-				}
-			}
-			if len(s.Results) != want || s.Config.Profile != p.Name || s.Target.Mode != "spawned" {
-				t.Fatalf("%d results (want %d), profile %q, target %+v", len(s.Results), want, s.Config.Profile, s.Target)
-			}
-			for _, r := range s.Results {
-				if r.Acquired == 0 && r.Timeouts == 0 && r.Errors == 0 {
-					t.Errorf("%s %s: nothing happened", r.Strategy, r.Label)
-				}
-			}
-		})
+		}
+	}
+	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--profile", name, "--duration", window.String(), "--warmup", warmup}, live...)...)
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := max(len(prof.Phases), 1)
+	if len(prof.Phases) == 0 {
+		if v, ok := prof.Lookup("strategy"); ok {
+			want = len(strings.Split(v.Value, ","))
+		}
+	}
+	if len(s.Results) != want || s.Config.Profile != name || s.Target.Mode != "spawned" {
+		t.Fatalf("%d results (want %d), profile %q, target %+v", len(s.Results), want, s.Config.Profile, s.Target)
+	}
+	for _, r := range s.Results {
+		if r.Acquired == 0 && r.Timeouts == 0 && r.Errors == 0 {
+			t.Errorf("%s %s: nothing happened", r.Strategy, r.Label)
+		}
 	}
 }
 
@@ -636,13 +645,18 @@ func TestE2EProfilePhaseOverridesItsTopLevel(t *testing.T) {
 }
 
 // Without redis-server on PATH the run embeds a fake and the output's first line says so.
+// Through the binary, whose PATH is its own: the test runs beside the others.
 func TestE2EEmbeddedWhenNoRedisServer(t *testing.T) {
+	t.Parallel()
 	goBin := filepath.Dir(mustLookPath(t, "go"))
-	t.Setenv("PATH", goBin) // redis-server is not there
-	code, stdout, stderr := cli("run", "--strategy", "token,fair", "--duration", "300ms", "--warmup", "0", "-q")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	cmd := exec.Command(binary(t), "run", "--strategy", "token,fair", "--duration", "300ms", "--warmup", "0", "-q")
+	cmd.Env = append(os.Environ(), "PATH="+goBin) // redis-server is not there; the last PATH counts
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
 	}
+	stdout := out.String()
 	first, _, _ := strings.Cut(stdout, "\n")
 	if !strings.Contains(first, "embedded") || !strings.Contains(first, "not a Redis server") || !strings.Contains(first, "install redis-server") {
 		t.Fatalf("first line should say the numbers come from an in-process fake and how to get a real one: %q", first)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/profiles"
 )
 
 // requireServices skips (fails under CI=1) without the Debian packages of etcd, ZooKeeper
@@ -30,17 +32,74 @@ func requireServices(t *testing.T) {
 	t.Skip("etcd-server, zookeeperd or postgresql is not installed")
 }
 
-// servicesSlot lets one test at a time spawn etcd, ZooKeeper and PostgreSQL: their start
+// servicesSlot lets one run at a time set up etcd, ZooKeeper and PostgreSQL: their start
 // (a JVM's above all) takes a CPU for seconds, and several at once on a small machine
-// outlast the services' own start-up timeouts.
-var servicesSlot sync.Mutex
+// outlast the services' own start-up timeouts. Past its set-up a run gives the slot back, so
+// that the runs themselves overlap: they mostly wait, on holds, pauses and phases.
+var servicesSlot = make(chan struct{}, 1)
 
-// spawnsServices waits for servicesSlot and holds it until t ends.
-func spawnsServices(t *testing.T) {
+// spawnsServices waits for servicesSlot and returns what gives it back: call it once the
+// run is past its set-up; the end of t gives it back otherwise.
+func spawnsServices(t *testing.T) (setUp func()) {
 	t.Helper()
 	requireServices(t)
-	servicesSlot.Lock()
-	t.Cleanup(servicesSlot.Unlock)
+	servicesSlot <- struct{}{}
+	setUp = sync.OnceFunc(func() { <-servicesSlot })
+	t.Cleanup(setUp)
+	return setUp
+}
+
+// spawnsServicesLive is spawnsServices for a run that prints no live line the test reads:
+// it returns the --live arguments to add to the run, and gives the slot back when their
+// file has its first line (one second into the first phase: the services are up).
+func spawnsServicesLive(t *testing.T) []string {
+	t.Helper()
+	setUp := spawnsServices(t)
+	live := filepath.Join(t.TempDir(), "live.ndjson")
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer setUp()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if data, _ := os.ReadFile(live); bytes.IndexByte(data, '\n') >= 0 {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-stopped
+	})
+	return []string{"--live", live}
+}
+
+// The built-in profiles that run strategies on etcd, ZooKeeper or PostgreSQL run to
+// completion, shortened, as TestE2EEveryBuiltinProfileRuns runs the others. Here, in the
+// first file of end-to-end tests, and not among its subtests: go test resumes parallel tests
+// in the order they are declared, and subtests after them all; these runs are the longest
+// of the package (services: 17 phases of 3.5 s), and start first.
+func TestE2EServiceProfilesRun(t *testing.T) {
+	t.Parallel()
+	redistest.Require(t)
+	for _, p := range profiles.Builtins() {
+		prof, err := profiles.Load(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !profileSpawnsServices(prof) {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			runBuiltinProfile(t, prof, spawnsServicesLive(t)...)
+		})
+	}
 }
 
 // The other lock services are spawned for the strategies that need them and stopped on
@@ -48,11 +107,12 @@ func spawnsServices(t *testing.T) {
 func TestE2ECtrlCStopsServiceServers(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	spawnsServices(t)
+	setUp := spawnsServices(t)
 	out := filepath.Join(t.TempDir(), "report.json")
 	p := startBinary(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--workers", "10",
 		"--duration", "1m", "--warmup", "0", "--format", "json", "--out", out, "--live", "-")
 	p.awaitLive(t) // past the servers' set-up: into the phases
+	setUp()
 	// etcd, the ZooKeeper JVM and the postmaster (initdb has come and gone); no phase runs
 	// on Redis, so no redis-server.
 	kids := children(p.cmd.Process.Pid)
@@ -99,9 +159,9 @@ func TestE2ECtrlCStopsServiceServers(t *testing.T) {
 func TestE2EServiceStrategiesRunNextToToken(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	spawnsServices(t)
-	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory,token",
-		"--workers", "10", "--duration", "1s", "--warmup", "200ms")
+	live := spawnsServicesLive(t)
+	s, code, stderr := runJSON(t, append([]string{"run", "--strategy", "etcd-mutex,zk-lock,pg-advisory,token",
+		"--workers", "10", "--duration", "1s", "--warmup", "200ms"}, live...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -126,9 +186,9 @@ func TestE2EServiceStrategiesRunNextToToken(t *testing.T) {
 func TestE2EKillActsOnTheServicesServer(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	spawnsServices(t)
-	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
-		"--workers", "4", "--duration", "1s", "--warmup", "500ms")
+	live := spawnsServicesLive(t)
+	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--strategy", "zk-lock", "--fault", "kill:node=0,at=300ms,restart=200ms",
+		"--workers", "4", "--duration", "1s", "--warmup", "500ms"}, live...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -158,10 +218,10 @@ func TestE2EKillActsOnTheServicesServer(t *testing.T) {
 func TestE2ELatencyActsOnTheServicesTraffic(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	spawnsServices(t)
+	live := spawnsServicesLive(t)
 	// A warm-up for the sessions: ZooKeeper's takes several delayed round trips to set up.
-	s, code, stderr := runJSON(t, "run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
-		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s")
+	s, code, stderr := runJSON(t, append([]string{"run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
+		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s"}, live...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -182,9 +242,9 @@ func TestE2ELatencyActsOnTheServicesTraffic(t *testing.T) {
 func TestE2EZKPartitionRecovers(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	spawnsServices(t)
-	s, code, stderr := runBinaryJSON(t, "run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
-		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "4s", "--warmup", "1s")
+	live := spawnsServicesLive(t)
+	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
+		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "4s", "--warmup", "1s"}, live...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
