@@ -145,6 +145,7 @@ func nodeSummary(node, of int, results ...Result) *Summary {
 // histogram is the histogram of every process's samples together, not an average of
 // percentiles.
 func TestMergeHistogramsExact(t *testing.T) {
+	t.Parallel() // histograms are slow to build and encode under -race
 	rng := rand.New(rand.NewPCG(1, 2))
 	procs := []process{
 		newProcess(rng, 20000, 300, 10),
@@ -345,7 +346,11 @@ func TestMergeEventsAndNotes(t *testing.T) {
 
 func TestMergeRejects(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	token := func() Result { return engineResult(t, newProcess(rng, 100, 500, 2), 10, 1) }
+	// Two processes' results, built once (each build records and encodes four histograms);
+	// token() hands them out in turn, so that two inputs never hold the same numbers.
+	tokens := [2]Result{engineResult(t, newProcess(rng, 100, 500, 2), 10, 1), engineResult(t, newProcess(rng, 100, 500, 2), 10, 1)}
+	calls := 0
+	token := func() Result { calls++; return tokens[calls%2] }
 	tests := []struct {
 		name string
 		ss   func() []*Summary
@@ -413,7 +418,12 @@ func TestMergeRejects(t *testing.T) {
 // same addresses. Another mode, topology, address or server is refused, naming the input
 // and how it differs, unless forced; a forced merge notes what differed.
 func TestMergeRefusesOtherTargets(t *testing.T) {
+	t.Parallel() // histograms are slow to build and encode under -race
 	rng := rand.New(rand.NewPCG(9, 10))
+	var results [3]Result // one per process; every case differs only in the target
+	for i := range results {
+		results[i] = engineResult(t, newProcess(rng, 100, 500, 2), 10, i+1)
+	}
 	base := Target{Mode: "external", Topology: "redlock", Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}, RedisVersion: "7.2.4"}
 	tests := []struct {
 		name   string
@@ -435,7 +445,7 @@ func TestMergeRefusesOtherTargets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var ss []*Summary
 			for node := 1; node <= 3; node++ {
-				s := nodeSummary(node, 3, engineResult(t, newProcess(rng, 100, 500, 2), 10, node))
+				s := nodeSummary(node, 3, results[node-1])
 				s.Target = base
 				s.Target.Addrs = slices.Clone(base.Addrs)
 				if node == 3 {
@@ -473,9 +483,14 @@ func TestMergeRefusesOtherTargets(t *testing.T) {
 // they were started one after another, each within the others' window. An input that ran
 // before or after the others is refused, naming it, unless forced.
 func TestMergeRefusesRunsApart(t *testing.T) {
+	t.Parallel() // histograms are slow to build and encode under -race
 	rng := rand.New(rand.NewPCG(11, 12))
-	at := func(node int, start time.Time, durationS float64) *Summary {
-		s := nodeSummary(node, 3, engineResult(t, newProcess(rng, 100, 500, 2), durationS, node))
+	var results [3]Result // one per process, 10 s each; the cases differ in when they started
+	for i := range results {
+		results[i] = engineResult(t, newProcess(rng, 100, 500, 2), 10, i+1)
+	}
+	at := func(node int, start time.Time) *Summary {
+		s := nodeSummary(node, 3, results[node-1])
 		s.StartedAt = start
 		s.Config.WarmupS = 1
 		return s
@@ -486,17 +501,17 @@ func TestMergeRefusesRunsApart(t *testing.T) {
 		ss   []*Summary
 		want string // "" = mergeable
 	}{
-		{"together", []*Summary{at(1, t0, 10), at(2, t0.Add(2*time.Second), 10), at(3, t0.Add(time.Second), 10)}, ""},
+		{"together", []*Summary{at(1, t0), at(2, t0.Add(2*time.Second)), at(3, t0.Add(time.Second))}, ""},
 		// Each started within the previous one's window: they waited for the last at the barrier.
-		{"started one after another", []*Summary{at(1, t0, 10), at(2, t0.Add(9*time.Second), 10), at(3, t0.Add(18*time.Second), 10)}, ""},
-		{"unknown start", []*Summary{at(1, t0, 10), at(2, time.Time{}, 10), at(3, t0, 10)}, ""},
-		{"clocks a little apart", []*Summary{at(1, t0, 10), at(2, t0.Add(11500*time.Millisecond), 10), at(3, t0, 10)}, ""},
-		{"one an hour later", []*Summary{at(1, t0, 10), at(2, t0.Add(time.Hour), 10), at(3, t0, 10)},
+		{"started one after another", []*Summary{at(1, t0), at(2, t0.Add(9*time.Second)), at(3, t0.Add(18*time.Second))}, ""},
+		{"unknown start", []*Summary{at(1, t0), at(2, time.Time{}), at(3, t0)}, ""},
+		{"clocks a little apart", []*Summary{at(1, t0), at(2, t0.Add(11500*time.Millisecond)), at(3, t0)}, ""},
+		{"one an hour later", []*Summary{at(1, t0), at(2, t0.Add(time.Hour)), at(3, t0)},
 			"input 2 started at 2025-03-01T11:00:00Z, 59m49s after input 1's run had ended (started 2025-03-01T10:00:00Z, 11s of warm-up and measurement)"},
-		{"one the day before", []*Summary{at(1, t0, 10), at(2, t0, 10), at(3, t0.Add(-24*time.Hour), 10)},
+		{"one the day before", []*Summary{at(1, t0), at(2, t0), at(3, t0.Add(-24*time.Hour))},
 			"input 1 started at 2025-03-01T10:00:00Z, 23h59m49s after input 3's run had ended"},
 		// Two pairs, each run together, but not with the other pair.
-		{"two runs", []*Summary{at(1, t0, 10), at(2, t0.Add(5*time.Minute), 10), at(3, t0.Add(time.Second), 10)},
+		{"two runs", []*Summary{at(1, t0), at(2, t0.Add(5*time.Minute)), at(3, t0.Add(time.Second))},
 			"input 2 started at 2025-03-01T10:05:00Z, 4m48s after input 3's run had ended"},
 	}
 	for _, tt := range tests {
@@ -543,6 +558,7 @@ func TestMergeOne(t *testing.T) {
 // as `report merge` reads them): counts add up per tag, a merged second spans the inputs'
 // seconds, and the timeline's p99 is the merged second's, not the larger of the two.
 func TestMergeIntervals(t *testing.T) {
+	t.Parallel() // histograms are slow to build and encode under -race
 	rng := rand.New(rand.NewPCG(7, 8))
 	var inputs []*Summary
 	var secondValues [2][]int64 // acquire µs of each second, over both processes
