@@ -87,6 +87,7 @@ func mustEnd(t *testing.T, ctx context.Context, want error, why string) {
 // context package panics ("missing cancel error") if a parent's Done is closed while its Err
 // says nil.
 func TestAcquireCtxDerivedContexts(t *testing.T) {
+	t.Parallel()
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup

@@ -72,6 +72,7 @@ func (s countedScope) Cleanup(ctx context.Context) error {
 // The engine reaches the lock service only through Backend, and only per phase: however
 // many acquisitions a phase makes, the calls stay a handful.
 func TestBackendIsUsedPerPhase(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token", "fenced")
 	cfg.Workers, cfg.Duration = 5, 300*time.Millisecond
@@ -115,6 +116,7 @@ func TestBackendIsUsedPerPhase(t *testing.T) {
 // A cost the service cannot give is a note naming the service, never zeros that would read
 // as "free".
 func TestBackendCostErrorIsANote(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
 	cfg.Workers, cfg.Duration = 2, 200*time.Millisecond

@@ -144,6 +144,7 @@ func holdersConfig(strategy string, workers, keys int) Config {
 
 // A semaphore of 3 permits lets 3 of 30 workers hold one key together, never a 4th.
 func TestSemaphoreHoldsPermits(t *testing.T) {
+	t.Parallel()
 	skipUnregistered(t, "semaphore")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("semaphore", 30, 1)
@@ -167,14 +168,16 @@ func TestSemaphoreHoldsPermits(t *testing.T) {
 // Holders that die inside a semaphore keep their permits for good: leaked, a deadlock. The
 // expirable semaphore's permits come back when their lease runs out: none leaked.
 func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
+	t.Parallel()
 	skipUnregistered(t, "semaphore")
 	skipUnregistered(t, "expirable-semaphore")
-	_, c := redistest.Server(t)
 	for _, tt := range []struct {
 		strategy string
 		leaks    bool
 	}{{"semaphore", true}, {"expirable-semaphore", false}} {
 		t.Run(tt.strategy, func(t *testing.T) {
+			t.Parallel() // a server each: the phases wait side by side
+			_, c := redistest.Server(t)
 			cfg := holdersConfig(tt.strategy, 30, 1)
 			cfg.Permits = 3
 			cfg.TTL = time.Second               // the expirable one's lease: dead holders' permits return after it
@@ -210,6 +213,7 @@ func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 
 // A rw-lock with 9 reads in 10: readers share a key, never beside a writer.
 func TestRWLockReadersShare(t *testing.T) {
+	t.Parallel()
 	skipUnregistered(t, "rw-lock")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("rw-lock", 20, 1)
@@ -236,6 +240,7 @@ func TestRWLockReadersShare(t *testing.T) {
 // multilock over sets of 3 of 10 keys, 20 workers: sets overlap, yet nobody meets anyone
 // inside a key, and every acquire completes.
 func TestMultilockSets(t *testing.T) {
+	t.Parallel()
 	skipUnregistered(t, "multilock")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("multilock", 20, 10)

@@ -11,6 +11,7 @@ import (
 // The once-a-second reports add up to the phase's result: what the live exports
 // (--metrics-addr, --live) publish is what the report says, second by second.
 func TestProgressSecondsAddUpToTheResult(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
 	cfg.Workers, cfg.Keys, cfg.Duration, cfg.Warmup = 8, 4, 2500*time.Millisecond, 1200*time.Millisecond

@@ -65,6 +65,7 @@ func runWith(t *testing.T, cfg Config, c rueidis.Client, f *stallEvery) []report
 // A holder stalled past its ttl: set-nx-del's blind DEL then removes the lock of whoever
 // took the key meanwhile (seed 004), token's compare-and-delete removes nothing.
 func TestMisdeletes(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("set-nx-del", "token")
 	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, 100*time.Millisecond, 1500*time.Millisecond
@@ -82,6 +83,7 @@ func TestMisdeletes(t *testing.T) {
 // below what the resource accepted, its writes are refused although nobody superseded it —
 // fence regressions — and the phase is not safe (fenced).
 func TestFenceRegressions(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("fenced")
 	cfg.Workers, cfg.Keys, cfg.Duration = 4, 2, 1200*time.Millisecond
@@ -95,32 +97,41 @@ func TestFenceRegressions(t *testing.T) {
 // write, so the overlap does no harm; stalled between that check and the write, it writes
 // anyway — only fencing refuses that write.
 func TestOnLostAbort(t *testing.T) {
-	_, c := redistest.Server(t)
+	t.Parallel()
 	cfg := shortConfig("token", "fenced")
 	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, 100*time.Millisecond, 1500*time.Millisecond
 	cfg.OnLost = OnLostAbort
 	cfg.Hold.Set("2ms")
 
-	rs := runWith(t, cfg, c, &stallEvery{n: 5, d: 250 * time.Millisecond})
-	for _, r := range rs {
-		if r.Safety.Overlaps == 0 || r.Safety.Aborted == 0 || r.Safety.StaleWrites != 0 || r.Verdict != "safe (aborted)" {
-			t.Errorf("%s, stalled before the check: %d overlaps, %d aborted, %d stale writes, verdict %q: want overlaps made harmless by aborts",
-				r.Strategy, r.Safety.Overlaps, r.Safety.Aborted, r.Safety.StaleWrites, r.Verdict)
+	// The two runs wait out their stalls side by side, a server each.
+	t.Run("before the check", func(t *testing.T) {
+		t.Parallel()
+		_, c := redistest.Server(t)
+		rs := runWith(t, cfg, c, &stallEvery{n: 5, d: 250 * time.Millisecond})
+		for _, r := range rs {
+			if r.Safety.Overlaps == 0 || r.Safety.Aborted == 0 || r.Safety.StaleWrites != 0 || r.Verdict != "safe (aborted)" {
+				t.Errorf("%s, stalled before the check: %d overlaps, %d aborted, %d stale writes, verdict %q: want overlaps made harmless by aborts",
+					r.Strategy, r.Safety.Overlaps, r.Safety.Aborted, r.Safety.StaleWrites, r.Verdict)
+			}
 		}
-	}
-
-	rs = runWith(t, cfg, c, &stallEvery{n: 5, d: 250 * time.Millisecond, atWrite: true})
-	if r := rs[0]; r.Safety.StaleWrites == 0 || !strings.HasPrefix(r.Verdict, "UNSAFE") {
-		t.Errorf("token, stalled after the check: %d stale writes, verdict %q: want stale writes and UNSAFE", r.Safety.StaleWrites, r.Verdict)
-	}
-	if r := rs[1]; r.Safety.StaleFences == 0 || r.Safety.StaleWrites != 0 || !strings.HasPrefix(r.Verdict, "safe (fenced") {
-		t.Errorf("fenced, stalled after the check: %d stale fences, %d stale writes, verdict %q: want the late writes refused",
-			r.Safety.StaleFences, r.Safety.StaleWrites, r.Verdict)
-	}
+	})
+	t.Run("after the check", func(t *testing.T) {
+		t.Parallel()
+		_, c := redistest.Server(t)
+		rs := runWith(t, cfg, c, &stallEvery{n: 5, d: 250 * time.Millisecond, atWrite: true})
+		if r := rs[0]; r.Safety.StaleWrites == 0 || !strings.HasPrefix(r.Verdict, "UNSAFE") {
+			t.Errorf("token, stalled after the check: %d stale writes, verdict %q: want stale writes and UNSAFE", r.Safety.StaleWrites, r.Verdict)
+		}
+		if r := rs[1]; r.Safety.StaleFences == 0 || r.Safety.StaleWrites != 0 || !strings.HasPrefix(r.Verdict, "safe (fenced") {
+			t.Errorf("fenced, stalled after the check: %d stale fences, %d stale writes, verdict %q: want the late writes refused",
+				r.Safety.StaleFences, r.Safety.StaleWrites, r.Verdict)
+		}
+	})
 }
 
 // Re-entries happen inside the hold: the nested leases are held for its second half.
 func TestReentryInsideTheHold(t *testing.T) {
+	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("reentrant-hash")
 	cfg.Workers, cfg.Reentry, cfg.Duration = 1, 1, 500*time.Millisecond
