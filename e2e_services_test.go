@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/profiles"
@@ -81,10 +84,11 @@ func spawnsServicesLive(t *testing.T) []string {
 }
 
 // The built-in profiles that run strategies on etcd, ZooKeeper or PostgreSQL run to
-// completion, shortened, as TestE2EEveryBuiltinProfileRuns runs the others. Here, in the
-// first file of end-to-end tests, and not among its subtests: go test resumes parallel tests
-// in the order they are declared, and subtests after them all; these runs are the longest
-// of the package (services: 17 phases of 3.5 s), and start first.
+// completion, shortened, as TestE2EEveryBuiltinProfileRuns runs the others, but not among
+// its subtests: go test resumes those after every top-level test, and these runs are the
+// longest of the package. Their phases under a process pause need a window longer than the
+// pause (services: 3.5 s), the others 300 ms, and a run has one window: the profile runs
+// as two, its pause phases and the rest, side by side, each with the profile's top level.
 func TestE2EServiceProfilesRun(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
@@ -97,9 +101,72 @@ func TestE2EServiceProfilesRun(t *testing.T) {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
-			runBuiltinProfile(t, prof, spawnsServicesLive(t)...)
+			// Subtests run from goroutines side by side, without waiting for a parallel slot.
+			var wg sync.WaitGroup
+			for _, part := range splitPausePhases(t, prof) {
+				wg.Go(func() {
+					t.Run(filepath.Base(part.Name), func(t *testing.T) {
+						runBuiltinProfile(t, part, spawnsServicesLive(t)...)
+					})
+				})
+			}
+			wg.Wait()
 		})
 	}
+}
+
+// splitPausePhases writes prof as two profile files, its phases with a process pause and
+// the others, and loads them; a profile that has only one kind comes back whole.
+func splitPausePhases(t *testing.T, prof *profiles.Profile) []*profiles.Profile {
+	t.Helper()
+	paused := func(ph profiles.Phase) bool {
+		return slices.ContainsFunc(slices.Concat(prof.Faults, ph.Faults), func(f profiles.Value) bool {
+			return pauseLength.MatchString(f.Value)
+		})
+	}
+	n := 0
+	for _, ph := range prof.Phases {
+		if paused(ph) {
+			n++
+		}
+	}
+	if n == 0 || n == len(prof.Phases) {
+		return []*profiles.Profile{prof}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(prof.Source, &doc); err != nil {
+		t.Fatal(err)
+	}
+	top := doc.Content[0]
+	i := slices.IndexFunc(top.Content, func(k *yaml.Node) bool { return k.Value == "phases" })
+	phases := top.Content[i+1]
+	all := phases.Content
+	if len(all) != len(prof.Phases) {
+		t.Fatalf("%s: %d phases in the YAML, %d parsed", prof.Name, len(all), len(prof.Phases))
+	}
+	var parts []*profiles.Profile
+	for _, pause := range []bool{false, true} {
+		phases.Content = nil
+		for j, ph := range prof.Phases {
+			if paused(ph) == pause {
+				phases.Content = append(phases.Content, all[j])
+			}
+		}
+		src, err := yaml.Marshal(&doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), prof.Name+map[bool]string{false: "-rest.yaml", true: "-paused.yaml"}[pause])
+		if err := os.WriteFile(path, src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		part, err := profiles.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, part)
+	}
+	return parts
 }
 
 // The other lock services are spawned for the strategies that need them and stopped on

@@ -144,22 +144,29 @@ func runBuiltinProfile(t *testing.T, prof *profiles.Profile, live ...string) {
 			}
 		}
 	}
-	// Hundreds of workers starting at once (thousands on zipf-hot keys) queue for a
-	// while before the first cycles complete — under the race detector, on a loaded
-	// machine (CI runs every package at once), longer than a short window. And with
-	// thousands the first may still be waiting when the window ends: a window longer
-	// than one acquire timeout sees every attempt begun before it end in it.
+	// With thousands of workers the first may still be waiting when the window ends: a
+	// window longer than one acquire timeout sees every attempt begun in it end in it.
+	// Hundreds of workers starting at once (thousands on zipf-hot keys) queue for a while
+	// before the first cycles complete, on a loaded machine longer than a short window: a
+	// window under a second follows a second's warm-up (a longer one is time enough
+	// itself, and a warm-up in each of libraries' 21 phases would add 21 s).
 	warmup := "0"
 	if v, ok := prof.Lookup("workers"); ok {
 		n, _ := strconv.Atoi(v.Value)
-		if n >= 100 {
-			warmup = "1s"
-		}
 		if at, ok := prof.Lookup("acquire-timeout"); ok && n >= 1000 {
 			if d, err := time.ParseDuration(at.Value); err == nil {
 				window = max(window, d+500*time.Millisecond)
 			}
 		}
+		if n >= 100 && window < time.Second {
+			warmup = "1s"
+		}
+	}
+	// Each worker on etcd or ZooKeeper sets up its session in round trips through their
+	// consensus, fifty on one key longer than a short window on a loaded machine: a second
+	// of warm-up, and a second measured at least.
+	if profileSpawnsServices(prof) {
+		window, warmup = max(window, time.Second), "1s"
 	}
 	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--profile", name, "--duration", window.String(), "--warmup", warmup}, live...)...)
 	if s == nil {
