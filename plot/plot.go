@@ -49,10 +49,14 @@ var ErrNothingToPlot = errors.New("plot: nothing to plot: no result has an acqui
 
 // formats maps each image format to the canvas that renders it at w×h.
 var formats = map[string]func(w, h vg.Length) vg.CanvasWriterTo{
-	"png": func(w, h vg.Length) vg.CanvasWriterTo {
-		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
-	},
+	"png": func(w, h vg.Length) vg.CanvasWriterTo { return pngCanvas(w, h, dpi) },
 	"svg": func(w, h vg.Length) vg.CanvasWriterTo { return vgsvg.New(w, h) },
+}
+
+// pngCanvas is a PNG canvas of w×h rasterized at dotsPerInch: dpi for the images drawn, fewer
+// in tests that need the drawing and not its pixels.
+func pngCanvas(w, h vg.Length, dotsPerInch int) vg.CanvasWriterTo {
+	return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dotsPerInch))}
 }
 
 // Formats returns the image formats Render accepts, sorted; Write accepts them as file
@@ -117,11 +121,16 @@ func Write(path string, s *report.Summary) error {
 }
 
 // Render draws s as an image in format ("png" or "svg", any case) to w.
-func Render(w io.Writer, format string, s *report.Summary) (err error) {
+func Render(w io.Writer, format string, s *report.Summary) error {
 	newCanvas, ok := formats[strings.ToLower(strings.TrimSpace(format))]
 	if !ok {
 		return &FormatError{Value: format}
 	}
+	return render(w, format, newCanvas, s)
+}
+
+// render draws s on a canvas from newCanvas and writes it to w.
+func render(w io.Writer, format string, newCanvas func(w, h vg.Length) vg.CanvasWriterTo, s *report.Summary) (err error) {
 	if s == nil {
 		return errors.New("plot: no summary")
 	}

@@ -11,9 +11,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/lockbench/lockbench/report"
 )
@@ -70,8 +74,48 @@ func timeline(rng *rand.Rand, rate float64, p99US int64) []report.Second {
 	return secs
 }
 
+// built keeps the summaries that the tests share: recording their histograms under -race
+// costs more than most renders. Each caller gets a copy it may change.
+var built struct {
+	sync.Mutex
+	run, sweep *report.Summary
+}
+
 // runSummary is a run of three strategies with timelines; redlock had a node paused.
 func runSummary(t *testing.T) *report.Summary {
+	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	if built.run == nil {
+		built.run = buildRunSummary(t)
+	}
+	return copySummary(built.run)
+}
+
+// sweepSummary is a ttl sweep of token and fenced; token overlaps at short ttls.
+func sweepSummary(t *testing.T) *report.Summary {
+	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	if built.sweep == nil {
+		built.sweep = buildSweepSummary(t)
+	}
+	return copySummary(built.sweep)
+}
+
+// copySummary copies what the tests change: the results and the sweep.
+func copySummary(s *report.Summary) *report.Summary {
+	c := *s
+	c.Results = slices.Clone(s.Results)
+	if s.Sweep != nil {
+		sweep := *s.Sweep
+		sweep.Values = slices.Clone(s.Sweep.Values)
+		c.Sweep = &sweep
+	}
+	return &c
+}
+
+func buildRunSummary(t *testing.T) *report.Summary {
 	rng := rand.New(rand.NewPCG(1, 1))
 	token := phase(t, rng, "token", 50000, 300, 20000)
 	setnx := phase(t, rng, "set-nx-del", 40000, 500, 200000)
@@ -90,8 +134,7 @@ func runSummary(t *testing.T) *report.Summary {
 	}
 }
 
-// sweepSummary is a ttl sweep of token and fenced; token overlaps at short ttls.
-func sweepSummary(t *testing.T) *report.Summary {
+func buildSweepSummary(t *testing.T) *report.Summary {
 	rng := rand.New(rand.NewPCG(2, 2))
 	s := &report.Summary{Tool: "lockbench", Kind: report.KindSweep, Sweep: &report.Sweep{Param: "ttl", Values: []string{"200ms", "1s", "5s", "30s"}}}
 	for _, ttl := range s.Sweep.Values {
@@ -198,10 +241,11 @@ func TestRenderSVGParses(t *testing.T) {
 }
 
 func TestWriteByExtension(t *testing.T) {
+	t.Parallel() // rasterizing is slow under -race
 	dir := t.TempDir()
-	for _, name := range []string{"run.png", "run.SVG"} {
+	for _, name := range []string{"capacity.png", "capacity.SVG"} { // the smallest image
 		path := filepath.Join(dir, name)
-		if err := Write(path, runSummary(t)); err != nil {
+		if err := Write(path, capacitySummary()); err != nil {
 			t.Fatalf("Write(%s): %v", name, err)
 		}
 		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
@@ -295,8 +339,14 @@ func TestRenderOddInput(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // rasterizing is slow under -race
 			for _, format := range Formats() {
+				// The PNG at a quarter of the resolution: the same drawing (vg lengths are
+				// points), a sixteenth of the pixels to rasterize and encode.
+				newCanvas := formats[format]
+				if format == "png" {
+					newCanvas = func(w, h vg.Length) vg.CanvasWriterTo { return pngCanvas(w, h, dpi/4) }
+				}
 				var buf bytes.Buffer
-				if err := Render(&buf, format, s); err != nil {
+				if err := render(&buf, format, newCanvas, s); err != nil {
 					t.Errorf("%s: %v", format, err)
 				}
 			}
