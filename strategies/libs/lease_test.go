@@ -20,6 +20,7 @@ import (
 // refuses a second release, and hands it to the next owner. A release after the lock was
 // deleted behind the holder's back is ErrNotOwner — the oracle's lost lease.
 func TestAcquireRelease(t *testing.T) {
+	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range append(libNames, "redsync-redlock") {
 		t.Run(name, func(t *testing.T) {
@@ -30,15 +31,19 @@ func TestAcquireRelease(t *testing.T) {
 			s := build(t, c, name, strategies.Options{TTL: 5 * time.Second})
 			ctx := context.Background()
 			key := redistest.Prefix(t) + "k"
+			before := time.Now()
 			l, err := s.Acquire(ctx, key, "a")
 			if err != nil {
 				t.Fatalf("acquire a free lock: %v", err)
 			}
+			took := time.Since(before)
 			if l.Fence() != 0 || l.Lost() != nil && !isRueidislock(name) {
 				t.Errorf("fence %d, lost %v: no library fences, and nothing watches a lease without --watchdog", l.Fence(), l.Lost())
 			}
-			if !l.ValidUntil().After(time.Now().Add(4 * time.Second)) {
-				t.Errorf("ValidUntil %v: short for a 5s lease", l.ValidUntil())
+			// redsync counts the validity from before its round trips, less their time: a
+			// slow acquire on a busy machine leaves less of the lease, never less than this.
+			if !l.ValidUntil().After(before.Add(4*time.Second - took)) {
+				t.Errorf("ValidUntil %v, %s after an acquire of %s: short for a 5s lease", l.ValidUntil(), l.ValidUntil().Sub(before), took)
 			}
 			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			_, err = s.Acquire(short, key, "b")
@@ -101,6 +106,7 @@ func wipe(t *testing.T, conn *redis.Conn, name, key string) {
 // renewals pass the hook too. A ttl of 2 s: a renewal held up by a busy machine for less
 // than the ttl less the interval does not let the lease lapse.
 func TestRenewalsPassTheHook(t *testing.T) {
+	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range []string{"redsync", "redislock", "rueidislock"} {
 		t.Run(name, func(t *testing.T) {
@@ -155,6 +161,7 @@ func TestRenewalsPassTheHook(t *testing.T) {
 // owner gets the lock while the first still believes it holds it. For rueidislock this is
 // what the hook on its client is for: without it, its renewals would go on through a pause.
 func TestFrozenRenewalLetsTheLeaseLapse(t *testing.T) {
+	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range []string{"redsync", "rueidislock"} {
 		t.Run(name, func(t *testing.T) {
@@ -222,6 +229,7 @@ func isRueidislock(name string) bool { return strings.HasPrefix(name, "rueidislo
 // window, which a busy machine slows alike. Measured: 13,868 commands in 500ms against 4
 // (the library alone, on rueidis's default client options, ran about 70,000 a second).
 func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
+	t.Parallel()
 	conn := spawn(t, "single")
 	nodes := redis.Nodes(conn.Client)
 	names := []string{"rueidislock", "rueidislock-readme"}
