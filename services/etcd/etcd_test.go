@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,17 +16,30 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// One etcd serves every test of the package: spawning costs ~0.5 s.
-var shared *etcd.Conn
+// One etcd serves every test of the package: spawning costs ~0.5 s. The tests that use it
+// take turns (sharedTurn), since they read its request counts and keys; the tests with a
+// cluster of their own run beside them.
+var (
+	shared     *etcd.Conn
+	sharedTurn sync.Mutex
+)
 
 func TestMain(m *testing.M) {
 	servicetest.Main(m, servicetest.Installed("etcd", "/usr/bin/etcd"), "etcd", func(ctx context.Context) (*etcd.Conn, error) { return etcd.Spawn(ctx, 1) }, &shared)
 }
 
+// conn is the shared etcd, held by t until it ends.
 func conn(t *testing.T) *etcd.Conn {
 	t.Helper()
-	servicetest.Require(t, "etcd (etcd-server)", "etcd", "/usr/bin/etcd")
+	require(t)
+	sharedTurn.Lock()
+	t.Cleanup(sharedTurn.Unlock)
 	return shared
+}
+
+func require(t *testing.T) {
+	t.Helper()
+	servicetest.Require(t, "etcd (etcd-server)", "etcd", "/usr/bin/etcd")
 }
 
 // Without faults etcd-mutex is a lock: contended by five workers per key, nobody ever
@@ -33,6 +47,7 @@ func conn(t *testing.T) *etcd.Conn {
 // lock's transaction, the release's, the waiters' watches and gets), over 500 acquires (at
 // most a minute) so that the sessions' own requests do not blur it on a slow machine.
 func TestMutexExcludes(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	r, _ := servicetest.RunUntil(t, etcd.Backend{Conn: c}, nil, time.Minute, 10*time.Second,
 		servicetest.Phase(etcd.Name, 2*time.Second, nil), servicetest.AcquiredAtLeast(500))
@@ -70,6 +85,7 @@ func TestMutexExcludes(t *testing.T) {
 // and ends as a run does, letting the frozen holders thaw and write: a phase cut short
 // (as at Ctrl-C) would leave overlaps whose late writes nobody saw refused.
 func TestProcessPauseFenced(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	fault := "process-pause:p=0.3,d=3s"
 	r := servicetest.Run(t, etcd.Backend{Conn: c}, 10*time.Second, 8*time.Second,
@@ -109,6 +125,7 @@ func TestLeaseSeconds(t *testing.T) {
 // over the members (over 200 acquires, at most a minute: a quorum's writes are slow on a
 // busy machine), and Close stops all three.
 func TestThreeMembers(t *testing.T) {
+	t.Parallel()
 	c := threeMembers(t)
 	if len(c.Endpoints) != 3 || len(c.Servers()) != 3 {
 		t.Fatalf("%d endpoints, %d servers; want 3 of each", len(c.Endpoints), len(c.Servers()))
@@ -136,6 +153,7 @@ func TestThreeMembers(t *testing.T) {
 // not etcd's 2 s minimum: a keep-alive held up 2 s by a busy machine would let a lease lapse
 // (TestProcessPauseFenced's subject, not this one's).
 func TestKillOneOfThreeMembers(t *testing.T) {
+	t.Parallel()
 	c := threeMembers(t)
 	first := c.Servers()[0].Pid()
 	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]}, nil)
@@ -156,7 +174,7 @@ func TestKillOneOfThreeMembers(t *testing.T) {
 // threeMembers spawns a cluster of three for one test, stopped when it ends.
 func threeMembers(t *testing.T) *etcd.Conn {
 	t.Helper()
-	conn(t)
+	require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := etcd.Spawn(ctx, 3)
@@ -174,6 +192,7 @@ func threeMembers(t *testing.T) *etcd.Conn {
 // The lease is 30 s and the next owner waits 20 s at most (a generous bound for a loaded
 // machine): only a key deleted, not one left to lapse, lets it in.
 func TestFailedReleaseLeavesNoLockBehind(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	s, err := strategies.New(etcd.Name, strategies.Options{TTL: 30 * time.Second, Service: c})
 	if err != nil {

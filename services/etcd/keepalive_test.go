@@ -22,6 +22,7 @@ var errRestarting = errors.New("injected: the member restarting")
 // Lease 9 s, keep-alive every 3 s, retries every 0.5 s: the renewal lands near 4 s, five
 // seconds before the lease could lapse.
 func TestFailedKeepAliveIsRetried(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	s, err := strategies.New(etcd.Name, strategies.Options{TTL: 9 * time.Second, Service: c})
 	if err != nil {
@@ -61,6 +62,7 @@ func TestFailedKeepAliveIsRetried(t *testing.T) {
 // When no keep-alive gets through, the lease is given up once it could have lapsed: Lost
 // closes, but not before the lease's ttl since its grant (ValidUntil).
 func TestKeepAliveGivesUpAtTheLapse(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	s, err := strategies.New(etcd.Name, strategies.Options{TTL: etcd.MinTTL, Service: c})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +15,13 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// One cluster serves every test of the package: initdb takes about a second.
-var shared *postgres.Conn
+// One cluster serves most tests of the package: initdb takes about a second. The tests that
+// use it take turns (sharedTurn), since they read its statement counts; the tests that
+// kill or freeze a server spawn their own (own) and run beside them.
+var (
+	shared     *postgres.Conn
+	sharedTurn sync.Mutex
+)
 
 func TestMain(m *testing.M) {
 	servicetest.Main(m, installed(), "PostgreSQL", func(ctx context.Context) (*postgres.Conn, error) { return postgres.Spawn(ctx, 50) }, &shared)
@@ -27,12 +33,31 @@ func installed() bool {
 	return err == nil
 }
 
+// conn is the shared cluster, held by t until it ends.
 func conn(t *testing.T) *postgres.Conn {
 	t.Helper()
 	if shared == nil {
 		servicetest.Missing(t, "PostgreSQL (postgresql)")
 	}
+	sharedTurn.Lock()
+	t.Cleanup(sharedTurn.Unlock)
 	return shared
+}
+
+// own spawns a cluster for t alone, stopped when t ends.
+func own(t *testing.T) *postgres.Conn {
+	t.Helper()
+	if shared == nil {
+		servicetest.Missing(t, "PostgreSQL (postgresql)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := postgres.Spawn(ctx, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // Without faults pg-advisory is a lock: five sessions per key never overlap, and the cost per
@@ -40,6 +65,7 @@ func conn(t *testing.T) *postgres.Conn {
 // unlock statement per acquire, over 1,000 acquires (at most a minute) so that the sessions'
 // setup does not blur it on a slow machine.
 func TestAdvisoryExcludes(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	if !c.Statements {
 		t.Fatal("the spawned cluster has no pg_stat_statements")
@@ -60,6 +86,7 @@ func TestAdvisoryExcludes(t *testing.T) {
 // A paused holder keeps its advisory lock for the whole pause: there is no lease to lapse.
 // Nobody overlaps; the waiters wait (the acquire latency shows it).
 func TestProcessPauseWaits(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	fault := "process-pause:p=0.3,d=1s"
 	r := servicetest.Run(t, postgres.Backend{Conn: c}, 3*time.Second, 8*time.Second,
@@ -77,6 +104,7 @@ func TestProcessPauseWaits(t *testing.T) {
 // A session that dies releases its advisory locks at once: a waiter gets the lock as soon
 // as the holder's backend is terminated, and the dead holder's release says it lost it.
 func TestKilledSessionReleases(t *testing.T) {
+	t.Parallel()
 	c := conn(t)
 	s, err := strategies.New(postgres.Name, strategies.Options{Service: c})
 	if err != nil {
@@ -126,7 +154,8 @@ func TestDialErrorsHidePasswords(t *testing.T) {
 // read on a new admin connection. The killed phase lasts until a second after the server
 // is back has acquires (crash recovery takes seconds on a loaded machine), at most 90 s.
 func TestKillAndRestart(t *testing.T) {
-	c := conn(t)
+	t.Parallel()
+	c := own(t)
 	p := c.Process()
 	first := p.Pid()
 	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{p}, nil)
@@ -152,7 +181,8 @@ func TestKillAndRestart(t *testing.T) {
 // was short (1 run in 3). On a busy machine the timeline may have no whole second
 // inside the pause (its collector was seen stalled through it); the latency still tells.
 func TestPauseFreezesTheSessions(t *testing.T) {
-	c := conn(t)
+	t.Parallel()
+	c := own(t)
 	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()}, nil)
 	r, _ := servicetest.RunUntil(t, postgres.Backend{Conn: c}, nodes, 60*time.Second, 10*time.Second,
 		servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
