@@ -12,9 +12,11 @@ import (
 )
 
 // The client-side faults act inside lockbench (a stalled critical section, frozen renewals,
-// a crash between two commands, a skewed clock) against one spawned server. Every phase
-// here has 20 workers on 4 keys — five contenders per key — so that a lock that lapses is
-// taken by a waiter within a backoff (≤ 50ms), long before the lapsed holder comes back.
+// a crash between two commands, a skewed clock) against spawned servers. Where the phases
+// mostly wait on pauses and holds, they run side by side, each against a server of its own
+// (see runApart). Every phase here has 20 workers on 4 keys — five contenders per key — so
+// that a lock that lapses is taken by a waiter within a backoff (≤ 50ms), long before the
+// lapsed holder comes back.
 
 // pauseTTL and pauseD: a pause outlives the lease by 400ms, more than twice the watchdog's
 // renewal interval (ttl/3 = 200ms), so a watchdog that keeps running renews in time even on
@@ -80,14 +82,13 @@ func TestHolderPause(t *testing.T) {
 // contended key, dozens per run.
 func TestProcessPause(t *testing.T) {
 	t.Parallel()
-	b := spawn(t, benchSpec{topology: "single"})
 	fault := "process-pause:p=0.3,d=" + pauseD
 	mod := func(label string, wd strategies.Watchdog) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
 			ph.Label, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, pauseTTL, hold("250ms"), wd, []string{fault}
 		}
 	}
-	rs := b.run(t, config(2500*time.Millisecond,
+	rs := runApart(t, benchSpec{topology: "single"}, config(2500*time.Millisecond,
 		phase("token", mod("wd=off", strategies.Watchdog{})),
 		phase("token", mod("wd=auto", strategies.Watchdog{Auto: true})),
 		phase("fenced", mod("wd=off", strategies.Watchdog{})),
@@ -157,7 +158,6 @@ func TestReleasePause(t *testing.T) {
 // point — all abandoned at point=hold, written at point=write.
 func TestProcessPausePoints(t *testing.T) {
 	t.Parallel()
-	b := spawn(t, benchSpec{topology: "single"})
 	atHold, atWrite := "process-pause:p=0.3,d="+pauseD+",point=hold", "process-pause:p=0.3,d="+pauseD+",point=write"
 	mod := func(label, fault string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
@@ -170,7 +170,7 @@ func TestProcessPausePoints(t *testing.T) {
 		phase("fenced", mod("point=write", atWrite)),
 	)
 	cfg.OnLost = workload.OnLostAbort
-	rs := b.run(t, cfg)
+	rs := runApart(t, benchSpec{topology: "single"}, cfg)
 	for i, want := range []string{"holders frozen 1s with their renewals", "between their lease check and their last write", "between their lease check and their last write"} {
 		e := event(t, rs[i], rs[i].Faults[0], want)
 		if leadingCount(t, e.What) == 0 {
@@ -231,10 +231,9 @@ func TestCrashBetween(t *testing.T) {
 //   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
 //     the live lock stale and, as the seed's do-while does, retries at once without pausing,
 //     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
-//     phase without skew, whose losers back off.
+//     phase without skew, run beside it, whose losers back off.
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
-	b := spawn(t, benchSpec{topology: "single"})
 	fault := "clock-skew:fraction=0.5,offset=5s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
@@ -245,7 +244,7 @@ func TestClockSkew(t *testing.T) {
 			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 200 * time.Millisecond}
 		}
 	}
-	rs := b.run(t, config(1500*time.Millisecond,
+	rs := runApart(t, benchSpec{topology: "single"}, config(1500*time.Millisecond,
 		phase("getset", mod("skewed", fault)),
 		phase("setnx-stale", mod("skewed", fault)),
 		phase("setnx-stale", mod("in sync")),

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,6 +96,42 @@ func (b *bench) run(t *testing.T, cfg workload.Config) []report.Result {
 		t.Fatalf("run: %v", err)
 	}
 	return b.viaJSON(t, cfg, results)
+}
+
+// runApart runs every phase of cfgs at once, each as a run of its own against a target of
+// its own spawned as s says, and returns their results in order as run does. For phases
+// that mostly wait (long holds, pauses, ttls): side by side a test takes about as long as
+// its longest phase, not their sum, and phases compared with each other face the same
+// machine at the same time. Their own servers keep each phase's Redis cost its own.
+func runApart(t *testing.T, s benchSpec, cfgs ...workload.Config) []report.Result {
+	t.Helper()
+	type run struct {
+		b       *bench
+		cfg     workload.Config
+		results []report.Result
+		err     error
+	}
+	var runs []*run
+	for _, cfg := range cfgs {
+		for _, ph := range cfg.Phases {
+			one := cfg
+			one.Strategies, one.Phases = nil, []workload.Phase{ph} // Validate writes both
+			runs = append(runs, &run{b: spawn(t, s), cfg: one})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(func() { r.results, r.err = workload.Run(context.Background(), r.cfg, r.b.target(), r.b.options()) })
+	}
+	wg.Wait()
+	var out []report.Result
+	for _, r := range runs {
+		if r.err != nil {
+			t.Fatalf("run %s: %v", r.cfg.Phases[0].Strategy, r.err)
+		}
+		out = append(out, r.b.viaJSON(t, r.cfg, r.results)...)
+	}
+	return out
 }
 
 func (b *bench) target() redis.Backend {

@@ -18,7 +18,6 @@ import (
 // expire like token's (its deadlock is a crash between the two commands: crash-between).
 func TestHolderCrash(t *testing.T) {
 	t.Parallel()
-	b := spawn(t, benchSpec{topology: "single"})
 	const ttl = 2 * time.Second
 	fault := "holder-crash:p=0.05"
 	mod := func(ph *workload.Phase) {
@@ -33,7 +32,8 @@ func TestHolderCrash(t *testing.T) {
 	// a ttl, the strategy's real weakness, which is not this test's subject. getset's waiters
 	// would wait for good on its dead keys: they keep the usual timeout.
 	cfg.AcquireTimeout = 10 * ttl
-	rs := append(b.run(t, cfg), b.run(t, config(4*ttl, phase("getset", many)))...)
+	// The three phases wait out ttls side by side, each on a server of its own.
+	rs := runApart(t, benchSpec{topology: "single"}, cfg, config(4*ttl, phase("getset", many)))
 
 	for _, r := range rs[:2] {
 		c := r.Safety.BlockedAfterCrash
