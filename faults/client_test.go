@@ -13,10 +13,11 @@ import (
 
 // The client-side faults act inside lockbench (a stalled critical section, frozen renewals,
 // a crash between two commands, a skewed clock) against spawned servers. Where the phases
-// mostly wait on pauses and holds, they run side by side, each against a server of its own
-// (see runApart). Every phase here has 20 workers on 4 keys — five contenders per key — so
-// that a lock that lapses is taken by a waiter within a backoff (≤ 50ms), long before the
-// lapsed holder comes back.
+// mostly wait on pauses, they run side by side, each against a server of its own (see
+// runApart); where a phase's margin or measure is CPU (a 600ms lease beside 60 workers, a
+// spinning client's commands), one after the other. Every phase here has 20 workers on 4
+// keys — five contenders per key — so that a lock that lapses is taken by a waiter within a
+// backoff (≤ 50ms), long before the lapsed holder comes back.
 
 // pauseTTL and pauseD: a pause outlives the lease by 400ms, more than twice the watchdog's
 // renewal interval (ttl/3 = 200ms), so a watchdog that keeps running renews in time even on
@@ -231,9 +232,10 @@ func TestCrashBetween(t *testing.T) {
 //   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
 //     the live lock stale and, as the seed's do-while does, retries at once without pausing,
 //     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
-//     phase without skew, run beside it, whose losers back off.
+//     phase without skew, whose losers back off.
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
+	b := spawn(t, benchSpec{topology: "single"})
 	fault := "clock-skew:fraction=0.5,offset=5s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
@@ -244,7 +246,7 @@ func TestClockSkew(t *testing.T) {
 			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 200 * time.Millisecond}
 		}
 	}
-	rs := runApart(t, benchSpec{topology: "single"}, config(1500*time.Millisecond,
+	rs := b.run(t, config(1500*time.Millisecond,
 		phase("getset", mod("skewed", fault)),
 		phase("setnx-stale", mod("skewed", fault)),
 		phase("setnx-stale", mod("in sync")),
