@@ -19,7 +19,6 @@ import (
 // server that requires a password, and a TLS-only server, each through the options the
 // run's client was made with (Options.Connect).
 func TestLibrariesConnectAsTheRunDoes(t *testing.T) {
-	t.Parallel()
 	const pw, alicePW = "pw-Lq71-s3cret", "alice-Wq3-s3cret"
 	acl := redistest.StartConfig(t, redis.ServerConfig{Password: pw,
 		Args: []string{"--user", "alice", "on", ">" + alicePW, "~*", "&*", "+@all"}})
@@ -65,7 +64,6 @@ func TestLibrariesConnectAsTheRunDoes(t *testing.T) {
 // for timer slack only. rueidislock-readme dials as rueidislock does; it is left out because
 // it stalls under latency, see TestRueidislockStallsPastTryNextAfter.)
 func TestLibrariesDialThroughTheFaultProxy(t *testing.T) {
-	t.Parallel()
 	const ms = 8
 	rs := underLatency(t, ms, []string{"token", "redsync", "redislock", "redislock-linear", "redislock-exp", "rueidislock"})
 	const floor = ms * 1000 * 9 / 10 // µs
@@ -86,7 +84,6 @@ func TestLibrariesDialThroughTheFaultProxy(t *testing.T) {
 // latency here, four runs in six of rueidislock-readme had all 10 workers asleep within a
 // second.)
 func TestRueidislockStallsPastTryNextAfter(t *testing.T) {
-	t.Parallel()
 	rs := underLatency(t, 30, []string{"token", "rueidislock", "rueidislock-readme"})
 	token := rs[0]
 	for _, lib := range rs[1:] {

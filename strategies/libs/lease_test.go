@@ -20,7 +20,6 @@ import (
 // refuses a second release, and hands it to the next owner. A release after the lock was
 // deleted behind the holder's back is ErrNotOwner — the oracle's lost lease.
 func TestAcquireRelease(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range append(libNames, "redsync-redlock") {
 		t.Run(name, func(t *testing.T) {
@@ -106,7 +105,6 @@ func wipe(t *testing.T, conn *redis.Conn, name, key string) {
 // renewals pass the hook too. A ttl of 2 s: a renewal held up by a busy machine for less
 // than the ttl less the interval does not let the lease lapse.
 func TestRenewalsPassTheHook(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range []string{"redsync", "redislock", "rueidislock"} {
 		t.Run(name, func(t *testing.T) {
@@ -161,7 +159,6 @@ func TestRenewalsPassTheHook(t *testing.T) {
 // owner gets the lock while the first still believes it holds it. For rueidislock this is
 // what the hook on its client is for: without it, its renewals would go on through a pause.
 func TestFrozenRenewalLetsTheLeaseLapse(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	for _, name := range []string{"redsync", "rueidislock"} {
 		t.Run(name, func(t *testing.T) {
@@ -229,7 +226,6 @@ func isRueidislock(name string) bool { return strings.HasPrefix(name, "rueidislo
 // window, which a busy machine slows alike. Measured: 13,868 commands in 500ms against 4
 // (the library alone, on rueidis's default client options, ran about 70,000 a second).
 func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	nodes := redis.Nodes(conn.Client)
 	names := []string{"rueidislock", "rueidislock-readme"}

@@ -13,7 +13,6 @@ import (
 // 0 overlaps, 0 lost leases, a safe verdict, with its Redis cost measured. redsync-redlock
 // runs over the redlock topology's masters, whose cost is summed over all of them.
 func TestContendedRunsAreSafe(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	var phases []workload.Phase
 	for _, name := range libNames {
@@ -52,7 +51,6 @@ func TestContendedRunsAreSafe(t *testing.T) {
 // pause freezes them (rueidislock's every 300ms, after these holds: its pauses are what
 // TestFrozenRenewalLetsTheLeaseLapse shows). Every phase reports a verdict, and it is UNSAFE.
 func TestProcessPauseIsUnsafe(t *testing.T) {
-	t.Parallel()
 	conn := spawn(t, "single")
 	fault := "process-pause:p=0.3,d=1s"
 	mod := func(label string, wd strategies.Watchdog) func(*workload.Phase) {
