@@ -10,7 +10,7 @@ import (
 
 // TestMain runs the tests, then removes the lockbench binary the tests that need a real
 // process built (buildOnce, in targets_test.go) with its temporary directory. Returning
-// exits with m.Run's code.
+// exits with m.Run's code. Without -run, the build starts at once.
 //
 // Most of the end-to-end tests wait, on holds, pauses, spawned servers and processes, more
 // than they compute: unless -parallel is given, two of them run per CPU rather than one.
