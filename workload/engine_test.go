@@ -329,7 +329,6 @@ func TestRecordCycleDoesNotAllocate(t *testing.T) {
 // Phases carry their own settings: holds longer than the ttl overlap without a watchdog and
 // do not with one — the long-hold question, answered in one run.
 func TestPhasesOverrideSettings(t *testing.T) {
-	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig()
 	// A ttl long enough that only a stall of two renewal intervals (over 300ms) could let a

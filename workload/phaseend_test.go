@@ -49,7 +49,6 @@ func TestPhaseEndDoesNotCutAnAcquireInHalf(t *testing.T) {
 // A phase that acquired nothing says why: here every acquire timed out on a lock someone
 // else holds, while Redis idled. A phase that acquired says nothing of the kind.
 func TestNothingAcquiredSaysWhy(t *testing.T) {
-	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token", "token")
 	cfg.Workers, cfg.Duration, cfg.KeyPrefix = 4, 500*time.Millisecond, "held:"
