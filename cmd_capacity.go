@@ -28,7 +28,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	slo := fs.String("slo", "", "the objective a step must meet: p99=DURATION[,timeouts=PERCENT%] (timeouts default 0.1%)")
 	fs.Float64Var(&ramp.Start, "start", 1000, "first offered rate, acquisitions/s")
 	fs.Float64Var(&ramp.Factor, "factor", 2, "each ramp step offers this many times the last")
-	fs.DurationVar(&ramp.StepDuration, "step-duration", 3*time.Second, "measured time per step")
+	fs.DurationVar(&ramp.StepDuration, "step-duration", 3*time.Second, "measured time per step (at least "+workload.MinDuration.String()+")")
 	fs.Lookup("duration").Usage = "(capacity uses --step-duration)"
 	fs.Lookup("warmup").DefValue = "500ms"
 	if err := parseFlags(fs, args); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -155,12 +156,44 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		cfg.Barrier = &workload.Barrier{Name: f.barrier, Node: i, Nodes: n}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, nil, err
+		return cfg, nil, f.atProfileLine(prof, err)
 	}
 	if err := f.checkExtra(&cfg); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, prof, nil
+}
+
+// atProfileLine places a check's error about a setting at the profile's line that set it,
+// when the profile did (a phase's own value before the top level's) and the command line
+// did not; other errors are returned as they are.
+func (f *loadFlags) atProfileLine(p *profiles.Profile, err error) error {
+	var ce *workload.ConfigError
+	if p == nil || !errors.As(err, &ce) || f.cmdline[ce.Field] {
+		return err
+	}
+	var set []profiles.Value // the phases' values of the field, the erring phase's first
+	for _, pp := range p.Phases {
+		for _, v := range pp.Values {
+			if v.Key != ce.Field {
+				continue
+			}
+			if strings.Contains(ce.Reason, pp.Strategy) {
+				set = append([]profiles.Value{v}, set...)
+			} else {
+				set = append(set, v)
+			}
+		}
+	}
+	if len(set) > 0 {
+		return p.ErrorAt(set[0], err)
+	}
+	for _, v := range p.Values {
+		if v.Key == ce.Field {
+			return p.ErrorAt(v, err)
+		}
+	}
+	return err
 }
 
 // applyProfile sets every flag the command line left alone from the profile's top level.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -42,12 +43,22 @@ func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 			}
 			ph.Label, ph.ParamValue = param+"="+v, v
 			if err := ph.validate(); err != nil {
-				return nil, err
+				return nil, paramError(err, param, v)
 			}
 			out = append(out, ph)
 		}
 	}
 	return out, nil
+}
+
+// paramError names --param NAME=V, as the user typed it, in an error about the swept
+// setting itself (a ttl the strategy refuses); errors about other settings stay as they are.
+func paramError(err error, param, v string) error {
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Field == param {
+		return &ConfigError{Field: "param", Value: param + "=" + v, Reason: ce.Reason}
+	}
+	return err
 }
 
 // setParam sets one swept parameter on a phase, as the flag of that name would.

@@ -100,6 +100,10 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 	if _, err := SweepPhases(&cfg, "ttl", []string{"-1s"}); err == nil {
 		t.Error("a negative ttl was accepted")
 	}
+	// A value the strategy refuses is named as the user typed it: --param ttl=0s, not --ttl "0".
+	if _, err := SweepPhases(&cfg, "ttl", []string{"1s", "0s"}); err == nil || !strings.Contains(err.Error(), `invalid --param "ttl=0s": token needs a ttl`) {
+		t.Errorf("ttl=0s on token: %v; want it named as --param \"ttl=0s\"", err)
+	}
 
 	res := func(v string, ttlMS int64, overlaps uint64) report.Result {
 		r := report.Result{Strategy: "token", ParamValue: v, TTLMS: ttlMS, Verdict: "safe"}
