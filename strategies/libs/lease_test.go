@@ -28,7 +28,9 @@ func TestAcquireRelease(t *testing.T) {
 				c = spawn(t, "redlock")
 			}
 			s := build(t, c, name, strategies.Options{TTL: 5 * time.Second})
-			ctx := context.Background()
+			// Bounded: a library that stalls fails the test instead of hanging the package.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
 			key := redistest.Prefix(t) + "k"
 			before := time.Now()
 			l, err := s.Acquire(ctx, key, "a")
@@ -117,7 +119,9 @@ func TestRenewalsPassTheHook(t *testing.T) {
 					}
 				}}}
 			s := build(t, conn, name, o)
-			ctx := context.Background()
+			// Bounded: a library that stalls fails the test instead of hanging the package.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
 			firstTTL := time.Now().Add(o.TTL) // the acquire's lease lapses by then unless renewed
 			l, err := s.Acquire(ctx, key, "a")
 			if err != nil {
@@ -174,7 +178,9 @@ func TestFrozenRenewalLetsTheLeaseLapse(t *testing.T) {
 				}}}
 			s := build(t, conn, name, o)
 			key := redistest.Prefix(t) + "k"
-			ctx := context.Background()
+			// Bounded: a library that stalls fails the test instead of hanging the package.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
 			l, err := s.Acquire(ctx, key, "a")
 			if err != nil {
 				t.Fatal(err)
@@ -232,7 +238,9 @@ func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	var held []strategies.Strategy
 	for _, name := range names {
 		s := build(t, conn, name, strategies.Options{TTL: 600 * time.Millisecond})
-		l, err := s.Acquire(context.Background(), redistest.Prefix(t)+name, "a")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		l, err := s.Acquire(ctx, redistest.Prefix(t)+name, "a")
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
