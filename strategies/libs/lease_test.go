@@ -238,9 +238,10 @@ func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	var held []strategies.Strategy
 	for _, name := range names {
 		s := build(t, conn, name, strategies.Options{TTL: 600 * time.Millisecond})
+		// Bounded, and kept to the end: rueidislock's lease lives in the acquire's context.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
 		l, err := s.Acquire(ctx, redistest.Prefix(t)+name, "a")
-		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
