@@ -224,6 +224,9 @@ func TestProfileErrorsExit2NamingIt(t *testing.T) {
 		{write("warmup.yaml", "strategy: token\nwarmup: -1s\n"), []string{"line 2", "--warmup -1s"}},
 		{write("phasezero.yaml", "duration: 1s\nphases:\n  - strategy: token\n    keys: 0\n"), []string{"line 4", "--keys 0"}},
 		{write("phasetypo.yaml", "duration: 1s\nphases:\n  - strategy: token\n  - strategy: tokn\n"), []string{"phasetypo.yaml", "line 4", `"tokn"`, "fenced"}},
+		// A value the strategy refuses, found when the run is validated: at its own line.
+		{write("nottl.yaml", "strategy: token\nttl: 0s\n"), []string{"nottl.yaml", "line 2", "token needs a ttl"}},
+		{write("phasenottl.yaml", "duration: 1s\nphases:\n  - strategy: token\n    ttl: 1s\n  - strategy: fenced\n    ttl: 0s\n"), []string{"line 6", "fenced needs a ttl"}},
 	} {
 		code, _, stderr := cli("run", "--profile", tc.profile, "-q")
 		if code != exitUsage {
