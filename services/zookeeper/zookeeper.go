@@ -101,8 +101,12 @@ func (c *Conn) connect(ctx context.Context) error {
 		return err
 	}
 	// A server that has just started may answer ruok before it takes sessions: the first
-	// requests can fail while the client gets through.
-	deadline := time.Now().Add(10 * time.Second)
+	// requests can fail while the client gets through. On a busy machine that took over
+	// 10s; the caller's deadline, when later, bounds it instead.
+	deadline := time.Now().Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+		deadline = d
+	}
 	for {
 		_, _, err := cli.Exists("/")
 		if err == nil {
