@@ -78,7 +78,8 @@ var pauseLength = regexp.MustCompile(`^process-pause:.*\bd=([0-9.]+[a-zµ]+)`)
 // Every built-in profile runs to completion, shortened, on the target it implies: through
 // the binary, all at once (their phases mostly wait on holds and pauses), and without the
 // race detector's cost on the thousands of goroutines some of them start. The profiles that
-// spawn other lock services run in TestE2EServiceProfilesRun.
+// spawn other lock services run in TestE2EServiceProfilesRun, the longest in
+// e2e_profiles_test.go.
 func TestE2EEveryBuiltinProfileRuns(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
@@ -87,7 +88,7 @@ func TestE2EEveryBuiltinProfileRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if profileSpawnsServices(prof) {
+		if profileSpawnsServices(prof) || slices.Contains(longProfiles, p.Name) {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
