@@ -229,9 +229,8 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]workload.Phase, error) {
 	var out []workload.Phase
 	for _, pp := range p.Phases {
-		if _, ok := strategies.Lookup(pp.Strategy); !ok {
-			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line},
-				fmt.Errorf("unknown strategy %q; valid: %s", pp.Strategy, strings.Join(strategies.Names(), ", ")))
+		if _, err := strategies.Resolve(pp.Strategy); err != nil {
+			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line}, err)
 		}
 		ph := cfg.Phase(pp.Strategy)
 		ph.Label = pp.Label

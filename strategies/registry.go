@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -31,8 +32,108 @@ func Register(info Info, build func(info Info, o Options) (Strategy, error)) {
 
 var registry struct {
 	sync.RWMutex
-	byName map[string]entry
-	order  []string // registration order: the catalog order
+	byName   map[string]entry
+	order    []string // registration order: the catalog order
+	families map[string]family
+	loaded   map[string]entry // family variants already loaded, by full name
+}
+
+// A Family is a strategy whose name carries an argument, PREFIX:ARG: a lock the user
+// brings (lua:DIR, a directory of Lua scripts; driver:CMD, a process speaking the driver
+// protocol). Its variants are not in Names or Catalog: they exist once a name asks for one.
+type Family struct {
+	// Prefix is the name's part before the colon: "lua", "driver".
+	Prefix string
+	// Usage shows the name's form in help and errors: "lua:DIR".
+	Usage string
+	// Load reads and checks the variant arg names (its files, its command) and returns its
+	// Info, whose Name is the full name "PREFIX:ARG". A variant it cannot use is an error
+	// that names what is wrong in one line (an *OptionError with Field "strategy" reads
+	// best). Load runs once per name and process; its Info is kept.
+	Load func(arg string) (Info, error)
+	// Build makes a strategy of a loaded variant, as Register's build does.
+	Build func(info Info, o Options) (Strategy, error)
+}
+
+// RegisterFamily adds a family of strategies named PREFIX:ARG. Call it from an init
+// function; a duplicate or empty prefix panics.
+func RegisterFamily(f Family) {
+	registerFamily(f.Prefix, f.Usage, f.Load, func(info Info, o *resolved) (Strategy, error) { return f.Build(info, o.Options) }, true)
+}
+
+// registerFamily is RegisterFamily for the lock core's own families, whose constructors
+// get the resolved options.
+func registerFamily(prefix, usage string, load func(string) (Info, error), ctor Constructor, external bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	if prefix == "" || strings.ContainsAny(prefix, ":, ") {
+		panic("strategies: register a family with an empty or malformed prefix")
+	}
+	if _, dup := registry.families[prefix]; dup {
+		panic("strategies: duplicate family " + prefix)
+	}
+	if registry.families == nil {
+		registry.families = make(map[string]family)
+		registry.loaded = make(map[string]entry)
+	}
+	registry.families[prefix] = family{usage: usage, load: load, ctor: ctor, external: external}
+}
+
+type family struct {
+	usage    string
+	load     func(arg string) (Info, error)
+	ctor     Constructor
+	external bool
+}
+
+// Families returns the usage of every registered family ("lua:DIR", ...), sorted.
+func Families() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []string
+	for _, f := range registry.families {
+		out = append(out, f.usage)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lookup finds a registered strategy or loads a family's variant. An unknown name or a
+// variant its family cannot load is an error.
+func lookup(name string) (entry, error) {
+	registry.RLock()
+	e, ok := registry.byName[name]
+	if !ok {
+		e, ok = registry.loaded[name]
+	}
+	registry.RUnlock()
+	if ok {
+		return e, nil
+	}
+	prefix, arg, isFamily := strings.Cut(name, ":")
+	registry.RLock()
+	f, known := registry.families[prefix]
+	registry.RUnlock()
+	if !isFamily || !known {
+		return entry{}, unknownStrategy(name)
+	}
+	if arg == "" {
+		return entry{}, &OptionError{Field: "strategy", Value: name, Reason: "needs its argument: " + f.usage}
+	}
+	info, err := f.load(arg)
+	if err != nil {
+		return entry{}, err
+	}
+	info.Name = name
+	e = entry{info: info, ctor: f.ctor, external: f.external}
+	registry.Lock()
+	if prev, ok := registry.loaded[name]; ok {
+		e = prev // another goroutine loaded it first
+	} else {
+		registry.loaded[name] = e
+	}
+	registry.Unlock()
+	return e, nil
 }
 
 // register adds a strategy to the catalog. A duplicate or empty name is a programming error
@@ -86,21 +187,25 @@ func Catalog() []Info {
 	return out
 }
 
-// Lookup returns the Info of a registered strategy.
+// Lookup returns the Info of a registered strategy or of a family's variant (loading it
+// the first time); false when Resolve would return an error.
 func Lookup(name string) (Info, bool) {
-	registry.RLock()
-	defer registry.RUnlock()
-	e, ok := registry.byName[name]
-	return e.info, ok
+	e, err := lookup(name)
+	return e.info, err == nil
+}
+
+// Resolve returns the Info of a registered strategy or of a family's variant, or the error
+// that says why the name cannot be run: unknown, or a variant its family cannot load.
+func Resolve(name string) (Info, error) {
+	e, err := lookup(name)
+	return e.info, err
 }
 
 // New builds the named strategy. An unknown name or an unusable option is an *OptionError.
 func New(name string, o Options) (Strategy, error) {
-	registry.RLock()
-	e, ok := registry.byName[name]
-	registry.RUnlock()
-	if !ok {
-		return nil, unknownStrategy(name)
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
 	}
 	r, err := resolve(e.info, o)
 	if err != nil {
@@ -114,7 +219,8 @@ func New(name string, o Options) (Strategy, error) {
 }
 
 func unknownStrategy(name string) error {
-	return &OptionError{Field: "strategy", Value: name, Reason: "unknown strategy; valid: " + strings.Join(Names(), ", ")}
+	valid := strings.Join(append(Names(), Families()...), ", ")
+	return &OptionError{Field: "strategy", Value: name, Reason: "unknown strategy; valid: " + valid}
 }
 
 // renewable lists the strategies that accept a watchdog.

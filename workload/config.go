@@ -259,8 +259,12 @@ func (c *Config) validate() error {
 // validate fills a phase's defaults and checks its settings, each by its bound, then the
 // rules that join them.
 func (ph *Phase) validate() error {
-	if _, ok := strategies.Lookup(ph.Strategy); !ok {
-		return &ConfigError{Field: "strategy", Value: ph.Strategy, Reason: "unknown strategy; valid: " + strings.Join(strategies.Names(), ", ") + ", all"}
+	if _, err := strategies.Resolve(ph.Strategy); err != nil {
+		var oe *strategies.OptionError
+		if errors.As(err, &oe) && oe.Field == "strategy" {
+			return &ConfigError{Field: "strategy", Value: ph.Strategy, Reason: oe.Reason}
+		}
+		return err
 	}
 	for _, s := range Settings {
 		if s.phase == nil {
