@@ -399,6 +399,7 @@ func mergeResult(group []*Result) (Result, error) {
 		Strategy: first.Strategy, Label: first.Label, ParamValue: first.ParamValue,
 		Wait: first.Wait, TTLMS: first.TTLMS, WatchdogMS: first.WatchdogMS, Keys: first.Keys,
 		Capacity: first.Capacity, Permits: first.Permits, ReadRatio: first.ReadRatio, LockSet: first.LockSet,
+		Own: first.Own,
 	}
 	for n, r := range group {
 		out.DurationS = max(out.DurationS, r.DurationS)
@@ -407,6 +408,8 @@ func mergeResult(group []*Result) (Result, error) {
 		out.OfferedRate += r.OfferedRate
 		out.Timeouts += r.Timeouts
 		out.Errors += r.Errors
+		out.ErrorsByKind = mergeErrorKinds(out.ErrorsByKind, r.ErrorsByKind)
+		out.FirstErrors = mergeFirstErrors(out.FirstErrors, r.FirstErrors)
 		out.Dropped += r.Dropped
 		out.Safety.Overlaps += r.Safety.Overlaps
 		out.Safety.StaleFences += r.Safety.StaleFences
@@ -458,7 +461,7 @@ func mergeResult(group []*Result) (Result, error) {
 	}
 	out.Verdict = ""
 	if judged(group) {
-		out.Verdict = Judge(out.Safety, out.Acquired)
+		out.Verdict = Verdict(&out)
 	}
 	out.Events = mergeEvents(group)
 	intervals, err := mergeIntervals(group)
@@ -816,4 +819,31 @@ func mergeCrashBlocked(into, add *CrashBlocked) *CrashBlocked {
 	into.Stuck += add.Stuck
 	into.StuckFor = max(into.StuckFor, add.StuckFor)
 	return into
+}
+
+// mergeErrorKinds adds b's error counts to a's; nil when neither has any.
+func mergeErrorKinds(a, b *ErrorKinds) *ErrorKinds {
+	if b == nil {
+		return a
+	}
+	sum := ErrorKinds{}
+	if a != nil {
+		sum = *a
+	}
+	sum.Denied += b.Denied
+	sum.Timeout += b.Timeout
+	sum.Unreachable += b.Unreachable
+	sum.Server += b.Server
+	sum.Other += b.Other
+	return &sum
+}
+
+// mergeFirstErrors keeps the first error of each kind and operation, a's before b's.
+func mergeFirstErrors(a, b []PhaseError) []PhaseError {
+	for _, e := range b {
+		if !slices.ContainsFunc(a, func(x PhaseError) bool { return x.Kind == e.Kind && x.Op == e.Op }) {
+			a = append(a, e)
+		}
+	}
+	return a
 }

@@ -25,7 +25,7 @@ func runHeader(s *Summary) []headerLine {
 		{"run", runLine(s)},
 		{"target", targetLine(s.Target)},
 		{"workload", workloadLine(s.Config, s.Kind, sweptParam(s))},
-		{"lock", lockLine(s.Config, sweptParam(s))},
+		{"lock", lockLine(lockConfig(s), sweptParam(s))},
 		{"faults", strings.Join(s.Config.Faults, "; ")},
 		{"on lost", onLostLine(s.Config.OnLost)},
 		{"profile", s.Config.Profile},
@@ -156,6 +156,51 @@ func pacingText(c Config, kind, swept string) string {
 	return text
 }
 
+// lockConfig is s's Config with the watchdog and wait the header shows (see LockWait and
+// LockWatchdog).
+func lockConfig(s *Summary) Config {
+	c := s.Config
+	c.Watchdog, c.Wait = LockWatchdog(s), LockWait(s)
+	return c
+}
+
+// OwnText stands for a lock setting in the run header when every phase's lock keeps it its
+// own way (Result.Own): a library's or a lock service's own waiting or keep-alive.
+const OwnText = "own"
+
+// perRowText stands for the wait in the run header when the phases waited differently:
+// each row then names its own (see resultLabels).
+const perRowText = "per row"
+
+// LockWait is the wait policy the run header names: the one every phase used (OwnText when
+// each waits its own way), "per row" when they differ, the configured one without results.
+func LockWait(s *Summary) string {
+	if len(s.Results) == 0 {
+		return s.Config.Wait
+	}
+	if waitsDiffer(s.Results) {
+		return perRowText
+	}
+	if s.Results[0].Wait == "" {
+		return s.Config.Wait // a file written before results named their wait
+	}
+	return s.Results[0].Wait
+}
+
+// LockWatchdog is the watchdog the run header names: the configured one, or OwnText when no
+// phase's lock takes lockbench's watchdog.
+func LockWatchdog(s *Summary) string {
+	if len(s.Results) > 0 && !slices.ContainsFunc(s.Results, func(r Result) bool { return !slices.Contains(r.Own, "watchdog") }) {
+		return OwnText
+	}
+	return s.Config.Watchdog
+}
+
+// waitsDiffer reports whether the results used more than one wait policy.
+func waitsDiffer(results []Result) bool {
+	return slices.ContainsFunc(results, func(r Result) bool { return r.Wait != results[0].Wait })
+}
+
 // lockLine is the lock options: ttl, watchdog, wait policy and acquire timeout. The option
 // named swept (a sweep's parameter) shows as "swept".
 func lockLine(c Config, swept string) string {
@@ -257,6 +302,10 @@ func legendLines(results []Result) []string {
 		"CMD/ACQ, CPU/ACQ lock server requests and CPU time per acquire; JAIN fairness across workers (1 = even); - = nothing measured",
 		"VERDICT what the safety oracle saw: UNSAFE = two holders inside one key at once, a release that deleted another's lock, or a fence",
 		"  that went backwards; fenced = every stale write was refused; DEADLOCK = locks stuck without a ttl; no data = nothing acquired",
+	}
+	if slices.ContainsFunc(results, func(r Result) bool { return IsInconclusive(r.Verdict) }) {
+		lines = append(lines, "  inconclusive = the run cannot support a verdict: the lock server denied a command or did not answer, or under "+
+			strconv.Itoa(MinAcquiredToJudge)+" acquires")
 	}
 	if anyProcesses(results) {
 		lines = append(lines, procJainHeader+" fairness across processes (their acquires per worker); N/M starved = N of M processes got nothing while waiting")
@@ -399,6 +448,17 @@ func resultLabels(results []Result) []string {
 			labels[i] += " " + v.name + "=" + v.value(&results[i])
 		}
 	}
+	// Phases that waited differently each name their wait, labelled ones too (a profile's
+	// phases): the header cannot say it for them, and no scheduler's row may read as the
+	// lock's own. A sweep's value already says it.
+	if waitsDiffer(results) {
+		for i := range results {
+			r := &results[i]
+			if r.Label != "" && r.ParamValue == "" && !strings.Contains(r.Label, "wait=") {
+				labels[i] += " wait=" + r.Wait
+			}
+		}
+	}
 	return labels
 }
 
@@ -472,6 +532,16 @@ func resultNotes(label string, r *Result, runFaults []string) []string {
 	for _, n := range r.Notes {
 		lines = append(lines, label+": "+n)
 	}
+	for i, e := range r.FirstErrors {
+		switch {
+		case e.Op == OpProbe:
+			// The cost note says what the read at the window's end met; the verdict, why it matters.
+		case i == 0:
+			lines = append(lines, label+": first error: "+e.Message)
+		default:
+			lines = append(lines, label+": first "+e.Kind+" error: "+e.Message)
+		}
+	}
 	if counts := countNotes(r); len(counts) > 0 {
 		lines = append(lines, label+": "+strings.Join(counts, ", "))
 	}
@@ -495,7 +565,7 @@ func countNotes(r *Result) []string {
 		counts = append(counts, formatCount(r.Safety.Overlaps)+" overlaps (two holders inside one key at once)")
 	}
 	if r.Errors > 0 {
-		counts = append(counts, formatCount(r.Errors)+" lock-server or network errors")
+		counts = append(counts, formatCount(r.Errors)+" lock-server or network errors"+kindsText(r.ErrorsByKind))
 	}
 	if r.Dropped > 0 {
 		counts = append(counts, formatCount(r.Dropped)+" arrivals dropped (no free worker)")
@@ -517,6 +587,26 @@ func countNotes(r *Result) []string {
 		}
 	}
 	return counts
+}
+
+// kindsText is " (3 denied, 1 timeout)": the non-zero kinds of k; "" without kinds.
+func kindsText(k *ErrorKinds) string {
+	if k == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    uint64
+		kind string
+	}{{k.Denied, ErrorDenied}, {k.Timeout, ErrorTimeout}, {k.Unreachable, ErrorUnreachable}, {k.Server, ErrorServer}, {k.Other, ErrorOther}} {
+		if c.n > 0 {
+			parts = append(parts, formatCount(c.n)+" "+c.kind)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // holdersNote says, for a lock that is not a mutex, what it admits per key and the most

@@ -152,10 +152,21 @@ type Result struct {
 	Timeouts    uint64  `json:"timeouts"` // acquire gave up after --acquire-timeout
 	Errors      uint64  `json:"errors"`   // Redis or network failures
 	Dropped     uint64  `json:"dropped"`  // open loop: arrivals that found no free worker
+	// ErrorsByKind splits Errors by what went wrong; nil when there were none.
+	ErrorsByKind *ErrorKinds `json:"errors_by_kind,omitempty"`
+	// FirstErrors is the first error of each kind the phase saw, warm-up and drain included,
+	// in the order the kinds first appeared: what the hints name (the missing ACL right, the
+	// frozen server). Omitted without errors.
+	FirstErrors []PhaseError `json:"first_errors,omitempty"`
+	// Own lists the lock settings this phase's lock keeps its own way rather than
+	// lockbench's (a library or lock service measured as shipped): "wait" (then Wait is
+	// "own") and "watchdog" (its session's keep-alive, or none). Omitted when it takes both.
+	Own []string `json:"own,omitempty"`
 
 	LatencyUS Latencies `json:"latency_us"`
 	Safety    Safety    `json:"safety"`
-	// Verdict is what the oracle concluded; see Judge.
+	// Verdict is what the oracle concluded (see Judge), or "inconclusive: why" when the run
+	// cannot support a verdict (see Verdict).
 	Verdict string `json:"verdict"`
 	// Faults are the fault specs active in this phase; Events is what they did, when.
 	Faults   []string  `json:"faults,omitempty"`
@@ -186,6 +197,60 @@ type Result struct {
 	// Notes are lines about this phase a reader needs with its numbers (e.g. the first error
 	// seen, a fault that fired).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// ErrorKinds counts a phase's failed lock-server calls (acquires, releases) by kind. The
+// kinds add up to Result.Errors.
+type ErrorKinds struct {
+	// Denied: the server refused the command to this user (NOPERM: an ACL without the
+	// command, the key or the channel; NOSCRIPT where scripting is denied).
+	Denied uint64 `json:"denied"`
+	// Timeout: a server call got no answer in time (an i/o timeout, a deadline on the call).
+	Timeout uint64 `json:"timeout"`
+	// Unreachable: the connection was refused, reset or closed.
+	Unreachable uint64 `json:"unreachable"`
+	// Server: any other error reply of the server (e.g. OOM, READONLY, a script's error).
+	Server uint64 `json:"server"`
+	// Other: none of the above (a client-side failure).
+	Other uint64 `json:"other"`
+}
+
+// Error kinds (PhaseError.Kind), one per field of ErrorKinds.
+const (
+	ErrorDenied      = "denied"
+	ErrorTimeout     = "timeout"
+	ErrorUnreachable = "unreachable"
+	ErrorServer      = "server"
+	ErrorOther       = "other"
+)
+
+// Add counts one error of kind.
+func (k *ErrorKinds) Add(kind string, n uint64) {
+	switch kind {
+	case ErrorDenied:
+		k.Denied += n
+	case ErrorTimeout:
+		k.Timeout += n
+	case ErrorUnreachable:
+		k.Unreachable += n
+	case ErrorServer:
+		k.Server += n
+	default:
+		k.Other += n
+	}
+}
+
+// PhaseError is the first error of one kind a phase saw.
+type PhaseError struct {
+	Kind string `json:"kind" jsonschema:"enum=denied,enum=timeout,enum=unreachable,enum=server,enum=other"`
+	// Op is what failed: acquire, release, or probe (lockbench's own read of the lock
+	// server at the window's end, which a frozen or unreachable server does not answer).
+	Op string `json:"op" jsonschema:"enum=acquire,enum=release,enum=probe"`
+	// Right is the ACL right a denied command lacked, as ACL SETUSER takes it: "+@scripting"
+	// (EVAL, EVALSHA, a script), "&lockbench:*" (a channel: SUBSCRIBE, PUBLISH),
+	// "~lockbench:*" (a key), else the command's own "+name"; "" for other kinds.
+	Right   string `json:"right,omitempty"`
+	Message string `json:"message"`
 }
 
 // Latencies are in microseconds. Acquire is measured from the intended start in open loop.

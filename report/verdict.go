@@ -11,7 +11,91 @@ const (
 	VerdictUnsafe   = "UNSAFE"
 	VerdictDeadlock = "DEADLOCK"
 	VerdictNoData   = "no data"
+	// VerdictInconclusive begins "inconclusive: why": the run cannot support a verdict.
+	VerdictInconclusive = "inconclusive"
 )
+
+// MinAcquiredToJudge is the fewest acquires in the measured window on which a phase is
+// judged safe: an overlap takes two holders, so a phase that acquired once cannot have
+// shown one. Fewer (but some) read "inconclusive: only 1 acquired"; none reads "no data".
+const MinAcquiredToJudge = 2
+
+// Verdict is r's verdict: Judge's from its safety counts, unless the run cannot support a
+// safe one — then "inconclusive: why":
+//
+//   - the lock server denied a command (NOPERM; warm-up included): the workload did not run
+//     as the strategy runs, e.g. a waiter never heard a release it was not allowed to
+//     SUBSCRIBE to, or every release failed without +@scripting;
+//   - the lock server did not answer lockbench's read at the window's end (a probe error):
+//     it was frozen or unreachable, and the workers were stuck rather than measured;
+//   - fewer than MinAcquiredToJudge acquires.
+//
+// Evidence beats absence: UNSAFE and DEADLOCK stand whatever else happened. So does "no
+// data" (nothing acquired), which claims nothing.
+func Verdict(r *Result) string {
+	v := Judge(r.Safety, r.Acquired)
+	if !strings.HasPrefix(v, VerdictSafe) {
+		return v
+	}
+	if why := Inconclusive(r); why != "" {
+		return VerdictInconclusive + ": " + why
+	}
+	return v
+}
+
+// Inconclusive says why r's run cannot support a verdict of safe, "" when it can (see
+// Verdict). It reads the typed counts, never the notes.
+func Inconclusive(r *Result) string {
+	var whys []string
+	if e := r.FirstError(ErrorDenied); e != nil {
+		what := "the lock server denied commands"
+		if k := r.ErrorsByKind; k != nil && k.Denied > 0 {
+			what = "the lock server denied " + plural(int(k.Denied), "command")
+		}
+		if e.Right != "" {
+			what += " (the user lacks " + e.Right + ")"
+		}
+		whys = append(whys, what)
+	}
+	if e := r.firstProbe(); e != nil {
+		whys = append(whys, "the lock server did not answer at the window's end ("+e.Kind+": frozen or unreachable)")
+	}
+	if r.Acquired > 0 && r.Acquired < MinAcquiredToJudge {
+		whys = append(whys, "only "+strconv.FormatUint(r.Acquired, 10)+" acquired (a verdict needs "+strconv.Itoa(MinAcquiredToJudge)+")")
+	}
+	return strings.Join(whys, "; ")
+}
+
+// FirstError is the first error of kind r saw, nil when none.
+func (r *Result) FirstError(kind string) *PhaseError {
+	for i := range r.FirstErrors {
+		if r.FirstErrors[i].Kind == kind {
+			return &r.FirstErrors[i]
+		}
+	}
+	return nil
+}
+
+// firstProbe is the failed probe of the lock server at the window's end, nil when it
+// answered (or was not probed).
+func (r *Result) firstProbe() *PhaseError {
+	for i := range r.FirstErrors {
+		if r.FirstErrors[i].Op == OpProbe {
+			return &r.FirstErrors[i]
+		}
+	}
+	return nil
+}
+
+// PhaseError.Op values.
+const (
+	OpAcquire = "acquire"
+	OpRelease = "release"
+	OpProbe   = "probe"
+)
+
+// IsInconclusive reports whether a verdict says the run could not support one.
+func IsInconclusive(verdict string) bool { return strings.HasPrefix(verdict, VerdictInconclusive) }
 
 // Judge is the oracle's verdict on one phase, from its safety counts and how many locks it
 // acquired:

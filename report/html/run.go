@@ -66,7 +66,7 @@ func (p *page) header(s *report.Summary) {
 		workload += " after " + seconds(c.WarmupS) + " warm-up"
 	}
 	workload += ", " + pacing
-	lock := strings.Join(nonEmpty("ttl "+ttl(c.TTLMS), prefixed("watchdog ", c.Watchdog), prefixed("wait ", c.Wait),
+	lock := strings.Join(nonEmpty("ttl "+ttl(c.TTLMS), prefixed("watchdog ", report.LockWatchdog(s)), prefixed("wait ", report.LockWait(s)),
 		prefixed("acquire timeout ", msIf(c.AcquireTimeoutMS)), prefixed("on lost ", c.OnLost)), ", ")
 	sweep := ""
 	if s.Sweep != nil {
@@ -181,6 +181,8 @@ func explainVerdict(r *report.Result) string {
 		return "the engine gave no verdict."
 	case r.Verdict == report.VerdictNoData:
 		return "nothing was acquired, so nothing was shown to be safe."
+	case report.IsInconclusive(r.Verdict):
+		return "the run cannot support a verdict: " + strings.TrimPrefix(r.Verdict, report.VerdictInconclusive+": ") + "."
 	case report.IsUnsafe(r.Verdict):
 		parts = append(parts, "mutual exclusion failed")
 		if s.Overlaps > 0 {
