@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
@@ -54,7 +53,47 @@ func (f *loadFlags) writeOutputs(sum *report.Summary, stdout io.Writer) error {
 	if msg := f.maxErrors.exceeded(sum.Results); msg != "" {
 		return &exitError{code: exitErrors, msg: msg}
 	}
+	if msg := inconclusivePhase(sum.Results); msg != "" {
+		return &exitError{code: exitInconclusive, msg: msg}
+	}
 	return nil
+}
+
+// exitInconclusive: a phase's verdict is inconclusive (report.Verdict): the lock server
+// denied a command or did not answer, or too little was acquired to judge.
+const exitInconclusive = 6
+
+// inconclusivePhase is one line about the first inconclusive phase — its verdict and what
+// to do about it — "" when none is. It reads the typed results, never their notes.
+func inconclusivePhase(results []report.Result) string {
+	for _, r := range results {
+		if !report.IsInconclusive(r.Verdict) {
+			continue
+		}
+		msg := resultName(r) + ": " + r.Verdict
+		if h := errorHint(&r); h != "" {
+			msg += "; " + h
+		}
+		return msg
+	}
+	return ""
+}
+
+// errorHint names what the phase's first errors call for: the ACL right a denied command
+// lacked, or the lock server that stopped answering; "" when neither.
+func errorHint(r *report.Result) string {
+	if e := r.FirstError(report.ErrorDenied); e != nil {
+		if e.Right == "" {
+			return "the lock server refused a command to this user (" + e.Message + ")"
+		}
+		return "the user lacks " + e.Right + " (" + e.Message + "): grant it, e.g. ACL SETUSER NAME " + e.Right
+	}
+	for _, e := range r.FirstErrors {
+		if e.Op == report.OpProbe {
+			return "the lock server stopped answering (" + e.Message + "): is it frozen (SIGSTOP, a debugger, swap) or down?"
+		}
+	}
+	return ""
 }
 
 func resultName(r report.Result) string {
@@ -101,19 +140,12 @@ func failedPhase(results []report.Result) string {
 		if r.Acquired > 0 || r.Errors == 0 || r.Timeouts > 0 {
 			continue
 		}
-		first := ""
-		for _, n := range r.Notes {
-			if e, ok := strings.CutPrefix(n, "first error: "); ok {
-				first = e
-				break
-			}
-		}
 		msg := fmt.Sprintf("%s: no acquire succeeded, every attempt failed (%d errors)", resultName(r), r.Errors)
-		if strings.Contains(first, "NOPERM") {
-			return msg + "; the Redis user lacks a permission lockbench needs (" + first + "): it needs the keys ~lockbench:*, the channels &lockbench:* and the commands its strategies send, e.g. ACL SETUSER NAME ~lockbench:* &lockbench:* +@all"
+		if e := r.FirstError(report.ErrorDenied); e != nil {
+			return msg + "; the Redis user lacks a permission lockbench needs (" + e.Message + "): it needs the keys ~lockbench:*, the channels &lockbench:* and the commands its strategies send, e.g. ACL SETUSER NAME ~lockbench:* &lockbench:* +@all"
 		}
-		if first != "" {
-			msg += "; first error: " + first
+		if len(r.FirstErrors) > 0 {
+			msg += "; first error: " + r.FirstErrors[0].Message
 		}
 		return msg
 	}

@@ -170,7 +170,8 @@ type phase struct {
 	sched            *schedule
 	inflight         atomic.Int64 // in-window arrivals claimed and not finished
 
-	firstErr atomic.Pointer[string] // the first error a worker saw, for the report
+	errs     errorCounts // failed lock-server calls by kind, and the first of each
+	channels string      // the ACL channel right the strategy needs, for a denied one's hint
 
 	// Multi-process runs: every critical section, and the clock against the backend's
 	// reference clock at the start and end meetings; nil and zero otherwise.
@@ -209,6 +210,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		return nil, err
 	}
 	p.strat, p.info = strat, strat.Info()
+	p.channels = channelRight(p.info.Source)
 	p.capa = capacityOf(p.info, ph.Permits)
 	var ok bool
 	if p.shared, ok = strat.(strategies.SharedLocker); !ok && ph.ReadRatio > 0 {
@@ -344,8 +346,15 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
 	var cost Cost
+	unanswered := false // the lock server did not answer the cost read: frozen or gone
 	if !o.NoCost && costErr == nil {
-		cost, costErr = stopCost(context.WithoutCancel(ctx))
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+		cost, costErr = stopCost(cctx)
+		cancel()
+		// Without faults nothing was meant to stop the server: a read it left unanswered is
+		// the run's evidence that the workload stalled (report.Verdict). With faults, the
+		// fault plan says what stopped it.
+		unanswered = costErr != nil && len(p.ph.Faults) == 0 && p.errs.probeFailed(costErr)
 	}
 	drain()
 
@@ -369,8 +378,12 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		r.Notes = append(r.Notes, err.Error())
 	}
 	if p.leader() {
-		r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
-		r.Verdict = report.Judge(r.Safety, r.Acquired)
+		if unanswered {
+			r.Notes = append(r.Notes, "stuck locks not counted: "+p.service.Name()+" did not answer")
+		} else {
+			r.Safety.StuckKeys = p.stuckKeys() // counted once, not once per process
+		}
+		r.Verdict = report.Verdict(&r)
 	}
 	if p.crashes != nil && p.capa.semaphore {
 		// After the drain and the end meeting: every live holder has given its permit back.
@@ -379,7 +392,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 			r.Notes = append(r.Notes, "leaked permits not counted: "+firstLine(err.Error()))
 		}
 		r.Safety.LeakedPermits = leaked
-		r.Verdict = report.Judge(r.Safety, r.Acquired)
+		r.Verdict = report.Verdict(&r)
 	}
 	if p.crashes != nil {
 		// After the drain: a key nobody took again by now is blocked for all the phase saw.
@@ -403,6 +416,11 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 // long queue of waiters on one key, or an acquire timeout of minutes, must not hold up the
 // run.
 const drainGrace = 3 * time.Second
+
+// probeTimeout bounds the cost read at the window's end, lockbench's own call to the lock
+// server: a frozen server must not hold the run up for as long as the client takes to give
+// up on its connection (about 10s), and a read it leaves unanswered says it was frozen.
+const probeTimeout = 5 * time.Second
 
 // meet waits for the other processes of a multi-machine run at this phase's point.
 func (p *phase) meet(ctx context.Context, point string) error {
@@ -533,7 +551,8 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		Strategy:    p.ph.Strategy,
 		Label:       p.ph.Label,
 		ParamValue:  p.ph.ParamValue,
-		Wait:        p.ph.Wait.String(),
+		Wait:        waitOf(p.info, p.ph.Wait),
+		Own:         ownOf(p.info),
 		TTLMS:       p.ph.TTL.Milliseconds(),
 		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
 		DurationS:   window.Seconds(),
@@ -583,15 +602,13 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	case p.info.Capacity == strategies.CapacitySet:
 		r.LockSet = p.ph.LockSet
 	}
-	r.Verdict = report.Judge(r.Safety, r.Acquired)
+	p.errs.fill(&r)
+	r.Verdict = report.Verdict(&r)
 	r.Histograms.Acquire, _ = report.EncodeHistogram(h[mAcquire])
 	r.Histograms.Release, _ = report.EncodeHistogram(h[mRelease])
 	r.Histograms.Handoff, _ = report.EncodeHistogram(h[mHandoff])
 	r.Histograms.Hold, _ = report.EncodeHistogram(h[mHold])
 	p.attachEvents(&r)
-	if e := p.firstErr.Load(); e != nil {
-		r.Notes = append(r.Notes, "first error: "+*e)
-	}
 	return r
 }
 

@@ -139,14 +139,16 @@ func (r *recorder) timeout(w int) {
 	s.mu.Unlock()
 }
 
-// failure records a Redis or network error.
-func (r *recorder) failure(w int) {
+// failure records a Redis or network error, and reports whether it counted (recording on).
+func (r *recorder) failure(w int) bool {
 	s := r.shards[w%len(r.shards)]
 	s.mu.Lock()
-	if r.on.Load() {
+	on := r.on.Load()
+	if on {
 		s.errors++
 	}
 	s.mu.Unlock()
+	return on
 }
 
 // count adds to one of the rare-event counters while recording.

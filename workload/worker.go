@@ -482,7 +482,7 @@ func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bo
 		p.count(m, &p.rec.lostLeases)
 		return notOwner
 	default:
-		p.failed(w, err, m)
+		p.failed(w, err, report.OpRelease, m)
 		return releaseFailed
 	}
 }
@@ -499,17 +499,15 @@ func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool)
 		// A simulated crash: the client "restarts" and goes on; its lock stays behind. The
 		// fault reports how many.
 	default:
-		p.failed(w, err, m)
+		p.failed(w, err, report.OpAcquire, m)
 		clock.Sleep(ctx, 10*time.Millisecond) // a failing Redis must not become a hot loop
 	}
 }
 
-func (p *phase) failed(w *worker, err error, m bool) {
-	if m {
-		p.rec.failure(w.id)
-	}
-	msg := err.Error()
-	p.firstErr.CompareAndSwap(nil, &msg)
+// failed counts a failed lock-server call of operation op (acquire, release) by its kind
+// (errkind.go); the first of each kind is kept whether measured or not.
+func (p *phase) failed(w *worker, err error, op string, m bool) {
+	p.errs.add(err, op, p.channels, m && p.rec.failure(w.id))
 }
 
 // spinWindow is how much of a hold is spun rather than slept, and spinners how many
