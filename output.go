@@ -86,7 +86,7 @@ func errorHint(r *report.Result) string {
 		if e.Right == "" {
 			return "the lock server refused a command to this user (" + e.Message + ")"
 		}
-		return "the user lacks " + e.Right + " (" + e.Message + "): grant it, e.g. ACL SETUSER NAME " + e.Right
+		return "grant it: ACL SETUSER <user> " + e.Right + " (first refusal: " + e.Message + ")"
 	}
 	for _, e := range r.FirstErrors {
 		if e.Op == report.OpProbe {

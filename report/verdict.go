@@ -30,12 +30,13 @@ const MinAcquiredToJudge = 2
 //     it was frozen or unreachable, and the workers were stuck rather than measured;
 //   - fewer than MinAcquiredToJudge acquires.
 //
-// Evidence beats absence: UNSAFE and DEADLOCK stand whatever else happened. So does "no
-// data" (nothing acquired), which claims nothing.
+// Evidence beats absence: UNSAFE and DEADLOCK stand whatever else happened. "no data"
+// (nothing acquired, which claims nothing) stays unless a denied command or a silent server
+// says why.
 func Verdict(r *Result) string {
 	v := Judge(r.Safety, r.Acquired)
-	if !strings.HasPrefix(v, VerdictSafe) {
-		return v
+	if v != VerdictNoData && !strings.HasPrefix(v, VerdictSafe) {
+		return v // UNSAFE, DEADLOCK: evidence beats absence
 	}
 	if why := Inconclusive(r); why != "" {
 		return VerdictInconclusive + ": " + why

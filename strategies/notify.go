@@ -77,6 +77,7 @@ type subscription struct {
 	sent    int           // SUBSCRIBE commands sent for this entry
 	acked   int           // confirmations received
 	idle    time.Time     // when the last waiter left
+	refused error         // the server's refusal of the last SUBSCRIBE (NOPERM), for the waiters it woke
 	streak  int           // acquires this process made in a row in its current turn, less one
 }
 
@@ -191,6 +192,9 @@ func (n *notifier) subscribe(ctx context.Context, w *waiter) error {
 		if err = n.trySubscribe(ctx, w); err == nil || ctx.Err() != nil || errors.Is(err, errNotifierClosed) {
 			return err
 		}
+		if _, refused := rueidis.IsRedisErr(err); refused {
+			return err // the server said no (NOPERM): asking again hears the same
+		}
 	}
 	return err
 }
@@ -209,7 +213,7 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	s := w.sub
 	first := s.sent == 0
 	if first {
-		s.sent = 1
+		s.sent, s.refused = 1, nil
 	}
 	conn, ready := n.conn, s.ready
 	n.mu.Unlock()
@@ -250,9 +254,12 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 		return ctx.Err()
 	}
 	n.mu.Lock()
-	replaced := s.ready != ready
+	replaced, refused := s.ready != ready, s.refused
 	n.mu.Unlock()
-	if replaced {
+	switch {
+	case replaced && refused != nil:
+		return refused // the SUBSCRIBE it waited for was refused
+	case replaced:
 		return errResubscribing
 	}
 	return nil
@@ -604,12 +611,34 @@ func (n *notifier) sendSubscribe(conn rueidis.DedicatedClient, ch string) error 
 	err := conn.Do(ctx, conn.B().Subscribe().Channel(ch).Build()).Error()
 	if err != nil {
 		n.mu.Lock()
-		if n.conn == conn {
+		if _, refused := rueidis.IsRedisErr(err); refused {
+			n.refusedLocked(ch, err)
+		} else if n.conn == conn {
 			n.broken = true // the next subscribe reconnects and subscribes this channel again
 		}
 		n.mu.Unlock()
 	}
 	return err
+}
+
+// refusedLocked undoes a SUBSCRIBE of ch that the server refused (NOPERM: the user has no
+// right on the channel): the channel counts as never subscribed, so that the next waiter
+// sends it again and hears the refusal itself, and the waiters already waiting for its
+// confirmation, which will never come, are woken to do so — rather than sleeping out
+// their acquire timeout, unseen. The connection itself is fine.
+func (n *notifier) refusedLocked(ch string, err error) {
+	s := n.chans[ch]
+	if s == nil || s.sent == 0 {
+		return
+	}
+	s.sent, s.acked, s.refused = 0, 0, err
+	old := s.ready
+	s.ready = make(chan struct{})
+	select {
+	case <-old:
+	default:
+		close(old)
+	}
 }
 
 // subscribeTimeout bounds a subscription command on the shared connection; past it the
