@@ -134,13 +134,19 @@ func writeReport(s *report.Summary, write report.Reporter, out string, stdout io
 
 // failedPhase describes the first phase in which every attempt failed with an error — no
 // acquire, nothing but Redis or network errors — "" when none did: such a run measured
-// nothing, and its exit code must say so (1, like any runtime failure).
+// nothing, and its exit code must say so (1, like any runtime failure). A phase whose
+// acquires failed only outside the measured window (a loaded machine's first attempts can
+// outlast a short one) counts too: its first error is an acquire's.
 func failedPhase(results []report.Result) string {
 	for _, r := range results {
-		if r.Acquired > 0 || r.Errors == 0 || r.Timeouts > 0 {
+		acquiresFailed := r.Errors > 0 || (len(r.FirstErrors) > 0 && r.FirstErrors[0].Op == report.OpAcquire)
+		if r.Acquired > 0 || !acquiresFailed || r.Timeouts > 0 {
 			continue
 		}
 		msg := fmt.Sprintf("%s: no acquire succeeded, every attempt failed (%d errors)", resultName(r), r.Errors)
+		if r.Errors == 0 {
+			msg = resultName(r) + ": no acquire succeeded, every attempt failed (none in the measured window)"
+		}
 		if e := r.FirstError(report.ErrorDenied); e != nil {
 			return msg + "; the Redis user lacks a permission lockbench needs (" + e.Message + "): it needs the keys ~lockbench:*, the channels &lockbench:* and the commands its strategies send, e.g. ACL SETUSER NAME ~lockbench:* &lockbench:* +@all"
 		}
