@@ -46,7 +46,9 @@ func TestE2EExitInconclusiveWithoutChannelRights(t *testing.T) {
 	code, _, stderr := cli("run", "--redis", srv.Addr, "--user", "nochan", "--password", "nc", "--wait", "pubsub",
 		"--workers", "8", "--duration", "1s", "--warmup", "0s", "-q", "-f", "json", "-o", out)
 	r := readResult(t, out)
-	if code != exitInconclusive || !report.IsInconclusive(r.Verdict) || !strings.Contains(stderr, "&lockbench:*") {
+	// Exit 6; or 1 when no acquire at all got through in the window (a loaded machine), which
+	// names the rights lockbench needs too.
+	if (code != exitInconclusive && (code != exitFailure || r.Acquired > 0)) || !report.IsInconclusive(r.Verdict) || !strings.Contains(stderr, "&lockbench:*") {
 		t.Fatalf("exit %d, verdict %q, stderr %q; want exit %d, inconclusive, the channel right named", code, r.Verdict, stderr, exitInconclusive)
 	}
 	if r.ErrorsByKind == nil || r.ErrorsByKind.Denied == 0 || r.Wait != "pubsub" {
