@@ -77,7 +77,7 @@ type subscription struct {
 	sent    int           // SUBSCRIBE commands sent for this entry
 	acked   int           // confirmations received
 	idle    time.Time     // when the last waiter left
-	refused error         // the server's refusal of the last SUBSCRIBE (NOPERM), for the waiters it woke
+	refused error         // the server's refusal of a SUBSCRIBE (NOPERM) since the last confirmation, for the waiters it woke
 	streak  int           // acquires this process made in a row in its current turn, less one
 }
 
@@ -213,7 +213,7 @@ func (n *notifier) trySubscribe(ctx context.Context, w *waiter) error {
 	s := w.sub
 	first := s.sent == 0
 	if first {
-		s.sent, s.refused = 1, nil
+		s.sent = 1
 	}
 	conn, ready := n.conn, s.ready
 	n.mu.Unlock()
@@ -498,6 +498,7 @@ func (n *notifier) onSubscription(gen uint64, e rueidis.PubSubSubscription) {
 	if s := n.chans[e.Channel]; s != nil && s.acked < s.sent {
 		s.acked++
 		if s.acked == 1 {
+			s.refused = nil
 			close(s.ready)
 		}
 	}
