@@ -532,15 +532,17 @@ func resultNotes(label string, r *Result, runFaults []string) []string {
 	for _, n := range r.Notes {
 		lines = append(lines, label+": "+n)
 	}
-	for i, e := range r.FirstErrors {
+	shown := 0
+	for _, e := range r.FirstErrors {
 		switch {
 		case e.Op == OpProbe:
-			// The cost note says what the read at the window's end met; the verdict, why it matters.
-		case i == 0:
+			continue // the cost note says what the read at the window's end met; the verdict, why it matters
+		case shown == 0:
 			lines = append(lines, label+": first error: "+e.Message)
 		default:
 			lines = append(lines, label+": first "+e.Kind+" error: "+e.Message)
 		}
+		shown++
 	}
 	if counts := countNotes(r); len(counts) > 0 {
 		lines = append(lines, label+": "+strings.Join(counts, ", "))
