@@ -335,7 +335,8 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 			case k = <-ended:
 			}
 		}
-		if failed == nil && k.err != nil && !(interrupted && exitStatus(k.err) == exitInterrupted) {
+		// A child's inconclusive phase (exit 6) is judged again on the merged result.
+		if failed == nil && k.err != nil && exitStatus(k.err) != exitInconclusive && !(interrupted && exitStatus(k.err) == exitInterrupted) {
 			failed = k
 			stopAll(kids, syscall.SIGKILL)
 		}
