@@ -158,6 +158,10 @@ type fleet struct {
 	env      []string // the children's environment
 	progress *progressLine
 	stderr   io.Writer
+
+	// interrupted: the run was cut short by a signal, to this process or to a child (a
+	// Ctrl-C reaches the whole process group): the merged report is a partial one.
+	interrupted bool
 }
 
 // fleetOnly are the flags that belong to the parent: its outputs, its target (replaced by
@@ -237,7 +241,7 @@ func (fl *fleet) run(ctx context.Context) (*report.Summary, error) {
 			out.Results = append(out.Results, merged.Results...)
 			out.Notes = appendNew(out.Notes, merged.Notes...)
 		}
-		if err != nil || ctx.Err() != nil {
+		if err != nil || ctx.Err() != nil || fl.interrupted {
 			return out, err
 		}
 	}
@@ -335,12 +339,19 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 			case k = <-ended:
 			}
 		}
+		if !interrupted && exitStatus(k.err) == exitInterrupted {
+			// A child was signalled itself (a Ctrl-C reaches the process group, or a kill
+			// reached it alone): the fleet stops as one, each child with its partial result.
+			interrupted, stop = true, nil
+			stopAll(kids, syscall.SIGINT)
+		}
 		if failed == nil && k.err != nil && !(interrupted && exitStatus(k.err) == exitInterrupted) {
 			failed = k
 			stopAll(kids, syscall.SIGKILL)
 		}
 	}
 	agg.flush()
+	fl.interrupted = fl.interrupted || interrupted
 	if failed != nil {
 		return nil, failed.error()
 	}

@@ -73,7 +73,7 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 		}
 	}
 	progress := newProgressLine(stderr, f.quiet)
-	ctx, stop := signalContext(progress)
+	ctx, stop := signalContext(progress, f.child)
 	exports, err := f.liveFlags.start(stdout, stderr, progress)
 	if err != nil {
 		stop()
@@ -188,7 +188,9 @@ func (f *loadFlags) reportRun(l *loadRun, sum *report.Summary, runErr error, std
 	if err := f.writeMemProfile(); err != nil {
 		return err
 	}
-	sum.Interrupted = runErr != nil && l.ctx.Err() != nil
+	// A fleet's children write their partial results and the run itself ends without an
+	// error: the fleet says whether it was cut short.
+	sum.Interrupted = runErr != nil && l.ctx.Err() != nil || l.fleet != nil && l.fleet.interrupted
 	if runErr != nil && !sum.Interrupted {
 		return runErr
 	}

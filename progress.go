@@ -19,14 +19,28 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// signalContext is cancelled by the first SIGINT/SIGTERM; a second one quits at once
-// (exit 130), whatever the run is waiting for — a frozen server included. The second is
-// handled here rather than left to the default action: a process started in the
-// background of a script has SIGINT ignored, and would ignore it again.
-func signalContext(progress *progressLine) (context.Context, func()) {
+// signalWindow is how close together signals count as one. GNU timeout, the usual CI
+// wrapper, signals its child and then the child's process group, and a Ctrl-C of a --procs
+// run reaches the parent both from the terminal and from a fleet's own forwarding: a
+// second signal within this window is the same request, not "Ctrl-C again".
+const signalWindow = 500 * time.Millisecond
+
+// runSignals are the signals that stop a run and still print its report: Ctrl-C, kill's
+// default, and SIGHUP (a closed SSH session or terminal), taken as SIGTERM. All three exit
+// 130 once the report is written.
+var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; another one more than
+// signalWindow later quits at once (exit 130), whatever the run is waiting for — a frozen
+// server included. The second is handled here rather than left to the default action: a
+// process started in the background of a script has SIGINT ignored, and would ignore it
+// again. A child of a --procs fleet (child) takes only the first: its parent forwards
+// the interruption and kills it if it must, and a second signal must not cost the
+// fleet a child's partial result.
+func signalContext(progress *progressLine, child bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, runSignals...)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -34,14 +48,21 @@ func signalContext(progress *progressLine) (context.Context, func()) {
 		case <-done:
 			return
 		}
+		first := time.Now()
 		cancel()
 		progress.say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
-		select {
-		case <-sigs:
-			progress.clear()
-			fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
-			os.Exit(exitInterrupted)
-		case <-done:
+		for {
+			select {
+			case <-sigs:
+				if child || time.Since(first) < signalWindow {
+					continue // the same interruption, delivered twice
+				}
+				progress.clear()
+				fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
+				os.Exit(exitInterrupted)
+			case <-done:
+				return
+			}
 		}
 	}()
 	var once sync.Once
