@@ -13,7 +13,7 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	switch {
 	case fs.NArg() == 0, fs.NArg() == 1 && fs.Arg(0) == "list":

@@ -176,7 +176,7 @@ func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	if n := fs.NArg(); n < minArgs || (maxArgs >= 0 && n > maxArgs) {
 		want := fmt.Sprint(minArgs)
