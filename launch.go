@@ -40,6 +40,11 @@ type loadRun struct {
 // sweep turns it into phases) — checks the output flags, and opens the session, all
 // before anything runs.
 func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Config) error) (*loadRun, error) {
+	if f.child {
+		if err := f.takeSecrets(); err != nil {
+			return nil, err
+		}
+	}
 	cfg, prof, err := f.resolve()
 	if err != nil {
 		return nil, err
@@ -69,6 +74,12 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 	var segs []fleetSegment
 	if !f.child {
 		if segs, err = f.fleetPlan(&cfg, plan); err != nil {
+			return nil, err
+		}
+		if err := f.checkNodeTarget(&cfg); err != nil {
+			return nil, err
+		}
+		if err := f.checkServiceFlags(&cfg); err != nil {
 			return nil, err
 		}
 	}
