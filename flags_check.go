@@ -58,6 +58,9 @@ func checkStrategies(list string) error {
 // one file. A file that did not exist is removed again; --hdr-dir is created.
 func (f *loadFlags) checkOutputPaths() error {
 	if f.out == "-" {
+		if f.live == "-" {
+			return usageErrorf("--live - and -o - both want stdout, where the NDJSON lines and the report would interleave; give the report a file (-o FILE), or drop -o - (with --live - the report goes to stderr)")
+		}
 		f.out = "" // -o - is stdout, as for most tools
 	}
 	files := []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}, {"html", f.html}, {"cpuprofile", f.cpuProfile}, {"memprofile", f.memProfile}}
