@@ -185,17 +185,22 @@ func (f *loadFlags) writeMemProfile() error {
 
 // summary starts the report of this run.
 func (l *loadRun) summary(f *loadFlags, kind string) *report.Summary {
-	return f.summary(kind, &l.cfg, l.prof, l.s)
+	sum := f.summary(kind, &l.cfg, l.prof, l.s)
+	l.progress.header(sum)
+	return sum
 }
 
 // reportRun ends a run: an error that is not the interruption is returned as is; otherwise
 // the report (partial when interrupted) is written.
 func (f *loadFlags) reportRun(l *loadRun, sum *report.Summary, runErr error, stdout io.Writer) error {
-	l.progress.clear()
 	l.live.finish()
 	if l.report != nil {
 		stdout = l.report
 	}
+	if f.format == "table" && f.out == "" && isTerminal(stdout) {
+		l.progress.dropHeader() // the report prints the same lines in their place
+	}
+	l.progress.clear()
 	if err := f.writeMemProfile(); err != nil {
 		return err
 	}

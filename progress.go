@@ -3,6 +3,7 @@ package main
 // The live status line and the signal handling of a load command.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -84,6 +86,11 @@ type progressLine struct {
 	w  io.Writer
 	on bool
 
+	// headerRows are the terminal rows the run's description took when the run started
+	// (header); said, that a line was printed below it since (say).
+	headerRows int
+	said       bool
+
 	observers []func(workload.Progress)
 }
 
@@ -114,6 +121,7 @@ func (p *progressLine) update(pr workload.Progress) {
 // say prints a line above the progress line; like the line itself, only on a terminal.
 func (p *progressLine) say(msg string) {
 	if p.on {
+		p.said = true
 		fmt.Fprintf(p.w, "\r\033[K%s\n", msg)
 	}
 }
@@ -122,4 +130,47 @@ func (p *progressLine) clear() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// header shows the run's description (the table report's run:, target:, workload:, ...
+// lines) when the run starts, above the status line: a first run shows at once what it
+// does rather than a blank screen until its report. Like the status line, only on a
+// terminal.
+func (p *progressLine) header(s *report.Summary) {
+	if !p.on {
+		return
+	}
+	var buf bytes.Buffer
+	_ = report.WriteHeader(&buf, s)
+	width := 0
+	if f, ok := p.w.(*os.File); ok {
+		width, _, _ = term.GetSize(int(f.Fd()))
+	}
+	p.headerRows = 0
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		n := utf8.RuneCountInString(line)
+		if width <= 0 || n <= width {
+			p.headerRows++
+		} else {
+			p.headerRows += (n + width - 1) / width
+		}
+	}
+	_, _ = p.w.Write(buf.Bytes())
+}
+
+// dropHeader erases the description header printed, for a table report about to be printed
+// below it on the same terminal, which begins with the same lines: the screen then reads as
+// the report alone. It is left when a line was printed below it (an interruption).
+func (p *progressLine) dropHeader() {
+	if !p.on || p.headerRows == 0 || p.said {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K\033[%dA\033[J", p.headerRows)
+	p.headerRows = 0
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
