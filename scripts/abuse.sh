@@ -169,7 +169,7 @@ wait_bg() { # wait up to $1 seconds for BG; KILL it after; sets RC
   local n=$(( $1 * 10 ))
   for _ in $(seq "$n"); do kill -0 "$BG" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$BG" 2>/dev/null && kill -KILL -- "-$BG" 2>/dev/null
-  wait "$BG"; RC=$?
+  { wait "$BG"; } 2>/dev/null; RC=$?
 }
 json() { jq -r "$1" "$2" 2>/dev/null | head -1; }
 
