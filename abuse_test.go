@@ -270,3 +270,30 @@ func TestE2EProcsDirOfAKilledParentIsSwept(t *testing.T) {
 		t.Errorf("the next run left the killed parent's %s (%v)", dirs[0], err)
 	}
 }
+
+// On a terminal the run's header shows as the run starts, above the status line, and the
+// table report takes its place at the end (issue 30, item 19). script(1) gives the run a
+// terminal.
+func TestE2EHeaderShowsAtStartOnATerminal(t *testing.T) {
+	t.Parallel()
+	redistest.Require(t)
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to give the run a terminal")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, script, "-qfec", binary(t)+" run --workers 2 --duration 2s --warmup 0s", "/dev/null").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %q", err, b)
+	}
+	out := string(b)
+	header, status, erase, table := strings.Index(out, "run:"), strings.Index(out, "[1/1 token]"),
+		strings.Index(out, "\033[J"), strings.Index(out, "STRATEGY")
+	if header < 0 || status < 0 || header > status {
+		t.Fatalf("want the header before the first status line: %q", out)
+	}
+	if erase < status || table < erase || strings.Count(out, "run:") != 2 {
+		t.Errorf("want the header erased and printed once more with the report: %q", out)
+	}
+}
