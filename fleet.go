@@ -165,8 +165,8 @@ type fleet struct {
 	progress *progressLine
 	stderr   io.Writer
 
-	// interrupted: the run was cut short by a signal, to this process or to a child (a
-	// Ctrl-C reaches the whole process group): the merged report is a partial one.
+	// interrupted: the run was cut short by a signal, to this process (or its process
+	// group) or to a child alone: the merged report is a partial one.
 	interrupted bool
 }
 
@@ -394,8 +394,9 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 			}
 		}
 		if !interrupted && exitStatus(k.err) == exitInterrupted {
-			// A child was signalled itself (a Ctrl-C reaches the process group, or a kill
-			// reached it alone): the fleet stops as one, each child with its partial result.
+			// A child was signalled itself (each runs in a process group of its own, so
+			// a kill reached it alone): the fleet stops as one, each child with its
+			// partial result.
 			interrupted, stop = true, nil
 			stopAll(kids, syscall.SIGINT)
 		}

@@ -22,9 +22,9 @@ import (
 )
 
 // signalWindow is how close together signals count as one. GNU timeout, the usual CI
-// wrapper, signals its child and then the child's process group, and a Ctrl-C of a --procs
-// run reaches the parent both from the terminal and from a fleet's own forwarding: a
-// second signal within this window is the same request, not "Ctrl-C again".
+// wrapper, signals its child and then the child's process group, and a `kill -INT` of a
+// job's group may come with one to its leader: a second signal within this window is the
+// same request, not "Ctrl-C again".
 const signalWindow = 500 * time.Millisecond
 
 // runSignals are the signals that stop a run and still print its report: Ctrl-C, kill's
