@@ -353,7 +353,7 @@ c "18 report merge -o /nonexistent/x.json" 20 "$LB" report merge "$RUN" -o /none
 c "18 run --plot /nonexistent/x.png" 20 "$LB" run "${R[@]}" --plot /nonexistent/x.png "${S[@]}"
 ST=$WORK/files/target.json
 STATES+=("$ST")
-cg "18 target up --state F (its hint)" 60 'state|--redis|run' "$LB" target up --state "$ST"
+cg "18 target up --state F (its hint)" 60 'runs without --redis' "$LB" target up --state "$ST"
 cg "18 target status --state F (its hint)" 20 'state|down' "$LB" target status --state "$ST"
 c "18 target down --state F" 30 "$LB" target down --state "$ST"
 cg "18 service-only run's header (etcd-mutex)" 30 '^lock:' "$LB" run --strategy etcd-mutex --etcd "$ETCD_URL" "${S[@]}"
