@@ -126,6 +126,8 @@ ETCD_URL="http://root:$ETCD_PW@127.0.0.1:$EP"
 PG_URL="postgres://lockbench:$PG_PW@127.0.0.1:$PP/postgres"
 ZK_URL="zk://lockbench:zk-Secret-42@127.0.0.1:$ZP"
 echo "servers up after $(( $(date +%s) - START ))s: redis $RP, etcd $EP, zookeeper $ZP, postgres $PP, silent $SILENT" >&2
+# The shell's own notices of the runs the cases kill ("Killed ...") would litter stderr.
+exec 3>&2 2>/dev/null
 
 # --- how a case is run and reported ------------------------------------------------------
 line() { # the case's line: exit, name, text (one line, at most 220 characters)
@@ -365,4 +367,5 @@ rc=$?
 line "$rc" "19 run --profile quickstart on a terminal: its first line" "$(first "$WORK/out")"
 line "$rc" "19 run --profile quickstart (300ms phases): whole run" "$(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null | cut -c1-5)s"
 
+exec 2>&3
 echo "== done in $(( $(date +%s) - START ))s (servers included)"
