@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,11 @@ func TestAbuseFailedWriteKeepsTheReport(t *testing.T) {
 	}
 	if got, err := readSummary(saved[0]); err != nil || got.Tool != "lockbench" {
 		t.Errorf("the saved report does not read back: %v", err)
+	}
+	err = writeHTML("/dev/full", func(w io.Writer) error { _, err := io.WriteString(w, "<html>"); return err })
+	saved, _ = filepath.Glob(filepath.Join(tmp, "lockbench-report-*.html"))
+	if err == nil || len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) {
+		t.Errorf("--html: error %v, files %v; want the HTML saved in $TMPDIR and the error naming it", err, saved)
 	}
 }
 
