@@ -24,7 +24,7 @@ func completionCmd(args []string, stdout, _ io.Writer) error {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	if fs.NArg() != 1 || !slices.Contains(completion.Shells(), fs.Arg(0)) {
 		return usageErrorf("want one shell: %s", strings.Join(completion.Shells(), ", "))

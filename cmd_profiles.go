@@ -13,7 +13,7 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	switch {
 	case fs.NArg() == 0, fs.NArg() == 1 && fs.Arg(0) == "list":
@@ -27,8 +27,22 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := checkProfile(fs.Arg(1)); err != nil {
+			return err // a profile that run would refuse is not shown as if it were fine
+		}
 		_, err = stdout.Write(src)
 		return err
 	}
 	return usageErrorf("want 'profiles', 'profiles list' or 'profiles show NAME'")
+}
+
+// checkProfile resolves the profile named name as 'lockbench run --profile NAME' would,
+// without running anything: the errors run would give, field and line named.
+func checkProfile(name string) error {
+	fs := newFlags("run [flags]", runSynopsis, io.Discard)
+	f := loadFlags{command: "run"}
+	f.bind(fs)
+	f.profile = name
+	_, _, err := f.resolve()
+	return err
 }

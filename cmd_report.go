@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -50,6 +51,9 @@ func reportPlot(args []string, stdout io.Writer) error {
 	}
 	if err := plot.CheckPath(*out); err != nil {
 		return &usageError{err}
+	}
+	if err := checkReportOutput("plot", *out, fs.Args()); err != nil {
+		return err
 	}
 	s, err := readSummary(fs.Arg(0))
 	if err != nil {
@@ -117,6 +121,17 @@ func reportMerge(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *out == "-" {
+		*out = "" // stdout, as for run
+	}
+	if err := checkReportOutput("merge", *out, fs.Args()); err != nil {
+		return err
+	}
+	if *hdrDir != "" {
+		if err := os.MkdirAll(*hdrDir, 0o755); err != nil {
+			return usageErrorf("--hdr-dir %s: cannot be created: %v", *hdrDir, unwrapPath(err))
+		}
+	}
 	merged, err := mergeResults(fs.Args(), report.MergeOptions{Force: *force})
 	if err != nil {
 		return err
@@ -129,13 +144,39 @@ func reportMerge(args []string, stdout io.Writer) error {
 	return writeReport(merged, write, *out, stdout)
 }
 
+// checkReportOutput checks, before any input is read, that the output file of report sub
+// is none of its inputs (a result written over is lost) and can be written at all: a
+// directory that does not exist is a usage error (exit 2), as it is for run --plot.
+func checkReportOutput(sub, out string, inputs []string) error {
+	if out == "" {
+		return nil
+	}
+	outAbs, _ := filepath.Abs(out)
+	outInfo, outErr := os.Stat(out)
+	for _, in := range inputs {
+		inAbs, _ := filepath.Abs(in)
+		same := outAbs == inAbs
+		if !same && outErr == nil {
+			inInfo, err := os.Stat(in)
+			same = err == nil && os.SameFile(outInfo, inInfo)
+		}
+		if same {
+			return usageErrorf("-o %s is the input %s: report %s would write over it; name another file", out, in, sub)
+		}
+	}
+	if err := probeFile(out); err != nil {
+		return usageErrorf("-o %s: cannot be written: %v", out, unwrapPath(err))
+	}
+	return nil
+}
+
 // parseFiles parses flags and checks the number of file arguments (max < 0: no limit).
 func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 	if err := fs.Parse(args); err != nil {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	if n := fs.NArg(); n < minArgs || (maxArgs >= 0 && n > maxArgs) {
 		want := fmt.Sprint(minArgs)
@@ -190,6 +231,11 @@ func reportHTML(args []string, stdout io.Writer) error {
 	}
 	if *out == "" {
 		return usageErrorf("-o FILE is required (- for stdout)")
+	}
+	if *out != "-" {
+		if err := checkReportOutput("html", *out, fs.Args()); err != nil {
+			return err
+		}
 	}
 	write := func(render func(io.Writer) error) error {
 		if *out == "-" {

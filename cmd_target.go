@@ -30,7 +30,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		if isHelp(err) {
 			return err // pflag has printed the usage
 		}
-		return &usageError{err}
+		return flagError(err)
 	}
 	if fs.NArg() != 1 {
 		return usageErrorf("want one of: up, down, status")

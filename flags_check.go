@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services"
+	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -57,6 +58,9 @@ func checkStrategies(list string) error {
 // one file. A file that did not exist is removed again; --hdr-dir is created.
 func (f *loadFlags) checkOutputPaths() error {
 	if f.out == "-" {
+		if f.live == "-" {
+			return usageErrorf("--live - and -o - both want stdout, where the NDJSON lines and the report would interleave; give the report a file (-o FILE), or drop -o - (with --live - the report goes to stderr)")
+		}
 		f.out = "" // -o - is stdout, as for most tools
 	}
 	files := []struct{ flag, path string }{{"out", f.out}, {"plot", f.plot}, {"html", f.html}, {"cpuprofile", f.cpuProfile}, {"memprofile", f.memProfile}}
@@ -294,4 +298,58 @@ func checkApplies(phases []workload.Phase, waitReplicas int, waitForAll bool) er
 // each naming its strategy.
 func (f *loadFlags) profileNamesStrategies() bool {
 	return f.profile != "" && !f.cmdline["strategy"] && f.hasProfilePhases
+}
+
+// checkNodeTarget refuses a multi-process run (--node I/N, N > 1) on a Redis that
+// lockbench would spawn for this process alone: its partners, on other machines or in
+// other processes, cannot reach a private server on this one's loopback, and would wait
+// out the barrier for nothing. The Redis of a live `lockbench target up` state file is
+// shared by every process of this machine, and is accepted.
+func (f *loadFlags) checkNodeTarget(cfg *workload.Config) error {
+	b := cfg.Barrier
+	rf := f.redisFlags()
+	if b == nil || b.Nodes < 2 || rf.External() {
+		return nil
+	}
+	if st, _, err := redis.Status(rf.State); err == nil && !st.Stale {
+		return nil // `target up`'s servers: every process of this machine reaches them
+	}
+	return usageErrorf("invalid --node %s: the %d processes of a multi-process run meet at a barrier on one Redis, and without --redis lockbench would spawn a private one on this process's loopback that the others cannot reach; give --redis HOST:PORT (or start one for this machine's processes with 'lockbench target up')", f.node, b.Nodes)
+}
+
+// checkServiceFlags refuses a lock service's flags (--etcd, --etcd-members, --zookeeper,
+// ...) in a run where no phase runs on that service: they would be silently ignored. The
+// flags and the strategies come from the services and strategies registries; the home
+// service (Redis) is reached by every run, and its flags always apply.
+func (f *loadFlags) checkServiceFlags(cfg *workload.Config) error {
+	used := map[string]bool{}
+	for _, ph := range cfg.Phases {
+		if info, ok := strategies.Lookup(ph.Strategy); ok {
+			used[info.Service] = true
+		}
+	}
+	for _, name := range f.services.Names() {
+		if name == f.services.Home() || used[name] {
+			continue
+		}
+		for _, flag := range f.services.FlagNames(name) {
+			if !f.cmdline[flag] {
+				continue // a profile's: it serves the profile's own phases
+			}
+			var users []string
+			for _, s := range strategies.Names() {
+				if info, ok := strategies.Lookup(s); ok && info.Service == name {
+					users = append(users, s)
+				}
+			}
+			title := name
+			for _, s := range services.All() {
+				if s.Name == name {
+					title = s.Title
+				}
+			}
+			return usageErrorf("--%s is for the strategies that run on %s (%s), and no phase of this run does; drop it, or add one of them to --strategy", flag, title, strings.Join(users, ", "))
+		}
+	}
+	return nil
 }

@@ -40,10 +40,16 @@ import (
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/session"
 	"github.com/lockbench/lockbench/workload"
 )
+
+// procsTempName names the directory of a fleet's results, lockbench-procs-*: like the
+// servers' directories, one whose owner was killed (kill -9) is removed by a later run.
+const procsTempName = "procs"
+
+func init() { proc.RegisterTempNames(procsTempName) }
 
 // fleetFlags are --procs and the hidden flags the parent gives its children.
 // --procs itself is a load setting (workload.Settings): the run's in Config.Procs, each
@@ -158,6 +164,10 @@ type fleet struct {
 	env      []string // the children's environment
 	progress *progressLine
 	stderr   io.Writer
+
+	// interrupted: the run was cut short by a signal, to this process (or its process
+	// group) or to a child alone: the merged report is a partial one.
+	interrupted bool
 }
 
 // fleetOnly are the flags that belong to the parent: its outputs, its target (replaced by
@@ -165,7 +175,7 @@ type fleet struct {
 var fleetOnly = map[string]bool{
 	"procs": true, "format": true, "out": true, "hdr-dir": true, "plot": true, "html": true, "live": true,
 	"metrics-addr": true, "quiet": true, "cpuprofile": true, "memprofile": true,
-	"fail-on-unsafe": true, "max-errors": true, "node": true, "barrier": true, "password": true,
+	"fail-on-unsafe": true, "max-errors": true, "node": true, "barrier": true,
 	"procs-child": true, "procs-phases": true,
 }
 
@@ -186,27 +196,70 @@ func childTarget(s *session.Session) (flags, replaced []string, err error) {
 
 // childArgs is the command line of child node of a fleet of nodes running phases seg: the
 // flags the user gave, less the parent's own, plus where the target is and who the child
-// is. Values are passed as --name=value, so that none is mistaken for a flag.
-func (fl *fleet) childArgs(seg fleetSegment, node int, barrier, out string) []string {
+// is. Values are passed as --name=value, so that none is mistaken for a flag. The flags a
+// lock service declares secret (services.Service.Secrets: passwords, URLs that can carry
+// one) are not on it: they are returned in secrets, which go to the child through its
+// environment (secretsEnv), out of ps's sight.
+func (fl *fleet) childArgs(seg fleetSegment, node int, barrier, out string) (args, secrets []string) {
 	f := fl.f
-	args := []string{f.command}
+	secret := services.SecretFlags()
+	add := func(name, value string) {
+		arg := "--" + name + "=" + value
+		if contains(secret, name) {
+			secrets = append(secrets, arg)
+		} else {
+			args = append(args, arg)
+		}
+	}
+	args = []string{f.command}
 	f.fs.Visit(func(flag *pflag.Flag) {
 		if fleetOnly[flag.Name] || contains(fl.replaced, flag.Name) {
 			return
 		}
 		if sv, ok := flag.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
-				args = append(args, "--"+flag.Name+"="+v)
+				add(flag.Name, v)
 			}
 			return
 		}
-		args = append(args, "--"+flag.Name+"="+flag.Value.String())
+		add(flag.Name, flag.Value.String())
 	})
-	args = append(args, fl.target...)
+	for _, t := range fl.target {
+		name, value, _ := strings.Cut(strings.TrimPrefix(t, "--"), "=")
+		add(name, value)
+	}
 	return append(args,
 		"--procs-child", "--procs-phases="+strconv.Itoa(seg.from)+":"+strconv.Itoa(seg.to),
 		"--node="+strconv.Itoa(node)+"/"+strconv.Itoa(seg.procs), "--barrier="+barrier,
-		"--format=json", "--out="+out, "--quiet")
+		"--format=json", "--out="+out, "--quiet"), secrets
+}
+
+// secretsEnv carries a --procs child's secret flags (childArgs), a JSON list of
+// --name=value, from its parent's environment to its flags (takeSecrets).
+const secretsEnv = "LOCKBENCH_PROCS_SECRETS"
+
+// takeSecrets sets the secret flags this child of a --procs fleet got through its
+// environment, as if given on its command line, and clears them from the environment.
+func (f *loadFlags) takeSecrets() error {
+	raw, ok := os.LookupEnv(secretsEnv)
+	if !ok {
+		return nil
+	}
+	_ = os.Unsetenv(secretsEnv)
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		return usageErrorf("$%s: not a JSON list of --name=value (it is set by --procs): %v", secretsEnv, err)
+	}
+	for _, a := range args {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !contains(services.SecretFlags(), name) {
+			return usageErrorf("$%s: --%s is not a secret flag (it is set by --procs)", secretsEnv, name)
+		}
+		if err := f.fs.Set(name, value); err != nil {
+			return usageErrorf("$%s: --%s: %v", secretsEnv, name, err)
+		}
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {
@@ -222,9 +275,9 @@ func contains(list []string, s string) bool {
 // (its target as the first segment's processes saw it, the merges' notes). On interruption
 // it returns what the children reported so far.
 func (fl *fleet) run(ctx context.Context) (*report.Summary, error) {
-	dir, err := os.MkdirTemp("", "lockbench-procs-")
+	dir, err := proc.TempDir(procsTempName) // swept by a later run if this one is killed
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--procs: a directory for the processes' results: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	out := &report.Summary{}
@@ -237,7 +290,7 @@ func (fl *fleet) run(ctx context.Context) (*report.Summary, error) {
 			out.Results = append(out.Results, merged.Results...)
 			out.Notes = appendNew(out.Notes, merged.Notes...)
 		}
-		if err != nil || ctx.Err() != nil {
+		if err != nil || ctx.Err() != nil || fl.interrupted {
 			return out, err
 		}
 	}
@@ -297,8 +350,13 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 	ended := make(chan *child, len(kids))
 	for i := range kids {
 		k := &child{node: i + 1, out: filepath.Join(dir, fmt.Sprintf("proc-%d.json", i+1)), done: make(chan struct{})}
-		k.cmd = exec.Command(exe, fl.childArgs(seg, k.node, barrier, k.out)...)
+		args, secrets := fl.childArgs(seg, k.node, barrier, k.out)
+		k.cmd = exec.Command(exe, args...)
 		k.cmd.Env = childEnv(fl.env, seg.procs)
+		if len(secrets) > 0 {
+			b, _ := json.Marshal(secrets)
+			k.cmd.Env = append(k.cmd.Env, secretsEnv+"="+string(b))
+		}
 		k.cmd.Stderr = &k.stderr
 		stdout, err := k.cmd.StdoutPipe()
 		if err == nil {
@@ -335,6 +393,13 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 			case k = <-ended:
 			}
 		}
+		if !interrupted && exitStatus(k.err) == exitInterrupted {
+			// A child was signalled itself (each runs in a process group of its own, so
+			// a kill reached it alone): the fleet stops as one, each child with its
+			// partial result.
+			interrupted, stop = true, nil
+			stopAll(kids, syscall.SIGINT)
+		}
 		// A child's inconclusive phase (exit 6) is judged again on the merged result.
 		if failed == nil && k.err != nil && exitStatus(k.err) != exitInconclusive && !(interrupted && exitStatus(k.err) == exitInterrupted) {
 			failed = k
@@ -342,6 +407,7 @@ func (fl *fleet) runSegment(ctx context.Context, seg fleetSegment, dir string) (
 		}
 	}
 	agg.flush()
+	fl.interrupted = fl.interrupted || interrupted
 	if failed != nil {
 		return nil, failed.error()
 	}
@@ -593,10 +659,7 @@ func (f *loadFlags) startFleet(ctx context.Context, cfg workload.Config, plan *f
 		l.close()
 		return nil, err
 	}
-	env := os.Environ()
-	if pw := f.redisFlags().Password; pw != "" {
-		env = append(env, redis.PasswordEnv+"="+pw) // not on the children's command lines
-	}
+	env := os.Environ() // the secret flags go with it (childArgs), not on command lines
 	l.fleet = &fleet{f: f, segs: segs, phases: len(cfg.Phases), target: flags, replaced: replaced, env: env, progress: progress, stderr: stderr}
 	return l, nil
 }

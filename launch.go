@@ -40,6 +40,11 @@ type loadRun struct {
 // sweep turns it into phases) — checks the output flags, and opens the session, all
 // before anything runs.
 func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Config) error) (*loadRun, error) {
+	if f.child {
+		if err := f.takeSecrets(); err != nil {
+			return nil, err
+		}
+	}
 	cfg, prof, err := f.resolve()
 	if err != nil {
 		return nil, err
@@ -71,9 +76,15 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 		if segs, err = f.fleetPlan(&cfg, plan); err != nil {
 			return nil, err
 		}
+		if err := f.checkNodeTarget(&cfg); err != nil {
+			return nil, err
+		}
+		if err := f.checkServiceFlags(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	progress := newProgressLine(stderr, f.quiet)
-	ctx, stop := signalContext(progress)
+	ctx, stop := signalContext(progress, f.child)
 	exports, err := f.liveFlags.start(stdout, stderr, progress)
 	if err != nil {
 		stop()
@@ -174,21 +185,28 @@ func (f *loadFlags) writeMemProfile() error {
 
 // summary starts the report of this run.
 func (l *loadRun) summary(f *loadFlags, kind string) *report.Summary {
-	return f.summary(kind, &l.cfg, l.prof, l.s)
+	sum := f.summary(kind, &l.cfg, l.prof, l.s)
+	l.progress.header(sum)
+	return sum
 }
 
 // reportRun ends a run: an error that is not the interruption is returned as is; otherwise
 // the report (partial when interrupted) is written.
 func (f *loadFlags) reportRun(l *loadRun, sum *report.Summary, runErr error, stdout io.Writer) error {
-	l.progress.clear()
 	l.live.finish()
 	if l.report != nil {
 		stdout = l.report
 	}
+	if f.format == "table" && f.out == "" && isTerminal(stdout) {
+		l.progress.dropHeader() // the report prints the same lines in their place
+	}
+	l.progress.clear()
 	if err := f.writeMemProfile(); err != nil {
 		return err
 	}
-	sum.Interrupted = runErr != nil && l.ctx.Err() != nil
+	// A fleet's children write their partial results and the run itself ends without an
+	// error: the fleet says whether it was cut short.
+	sum.Interrupted = runErr != nil && l.ctx.Err() != nil || l.fleet != nil && l.fleet.interrupted
 	if runErr != nil && !sum.Interrupted {
 		return runErr
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -168,10 +169,56 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		return err // pflag has printed the usage
 	}
 	if err != nil {
-		return &usageError{err}
+		return flagError(err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// flagError is a flag parse error in the user's words, exit 2: a value that does not parse
+// names the flag, the value and what is wanted, by the flag's type — never Go's
+// `strconv.ParseInt: parsing "abc": invalid syntax` or `time: missing unit`. A value of
+// lockbench's own type (--hold, --watchdog, ...) keeps its own message, which says it.
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return &usageError{err}
+	}
+	fl, value, cause := ive.GetFlag(), ive.GetValue(), ive.Unwrap()
+	var ne *strconv.NumError
+	goWords := errors.As(cause, &ne) || cause != nil && strings.HasPrefix(cause.Error(), "time: ")
+	want := wantOf(fl.Value.Type(), fl.DefValue)
+	switch {
+	case want == "" || !goWords:
+		want = cause.Error()
+	case ne != nil && errors.Is(ne.Err, strconv.ErrRange):
+		want = "out of range: " + want
+	}
+	return usageErrorf("invalid --%s %q: %s", fl.Name, value, want)
+}
+
+// wantOf says what a flag of pflag type typ wants, with its default as the example when
+// it is one; "" for types of lockbench's own.
+func wantOf(typ, def string) string {
+	example := func(fallback string) string {
+		if def == "" || def == "0" || def == "0s" || def == "[]" {
+			return fallback
+		}
+		return def
+	}
+	switch typ {
+	case "int", "int8", "int16", "int32", "int64":
+		return "want a whole number (e.g. " + example("10") + ")"
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		return "want a whole number >= 0 (e.g. " + example("10") + ")"
+	case "float", "float32", "float64":
+		return "want a decimal number (e.g. " + example("1.5") + ")"
+	case "duration":
+		return "want a duration with a unit (e.g. " + example("10s") + "; units ns, us, ms, s, m, h)"
+	case "bool":
+		return "want true or false"
+	}
+	return ""
 }

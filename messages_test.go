@@ -26,10 +26,18 @@ func TestProfileMessages(t *testing.T) {
 	if code, _, stderr := cli("run", "--profile", empty); code != exitUsage || !strings.Contains(stderr, "found an empty list") {
 		t.Errorf("phases: []: exit %d, %q; want it to say it found an empty list", code, stderr)
 	}
-	// profiles show takes a path, as run --profile does.
+	// profiles show takes a path, as run --profile does, and refuses what run refuses
+	// (issue 30, item 17).
 	code, stdout, stderr := cli("profiles", "show", empty)
-	if code != exitOK || stdout != "phases: []\n" {
-		t.Errorf("profiles show %s: exit %d, %q, %q; want the file", empty, code, stdout, stderr)
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "found an empty list") {
+		t.Errorf("profiles show %s: exit %d, %q, %q; want exit 2 and run's error", empty, code, stdout, stderr)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("workers: 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := cli("profiles", "show", good); code != exitOK || stdout != "workers: 7\n" {
+		t.Errorf("profiles show %s: exit %d, %q, %q; want the file", good, code, stdout, stderr)
 	}
 	if code, _, stderr := cli("profiles", "show", filepath.Join(dir, "missing.yaml")); code == exitOK || strings.Contains(stderr, "unknown profile") {
 		t.Errorf("profiles show of a missing file: exit %d, %q; want the file's error, not 'unknown profile'", code, stderr)

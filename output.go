@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
@@ -116,22 +115,6 @@ func (f *loadFlags) checkOutput() error {
 	return f.checkOutputPaths()
 }
 
-// writeReport writes the summary to out, or to stdout when out is empty.
-func writeReport(s *report.Summary, write report.Reporter, out string, stdout io.Writer) error {
-	if out == "" {
-		return write(stdout, s)
-	}
-	file, err := os.Create(out)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := write(file, s); err != nil {
-		file.Close()
-		return err
-	}
-	return file.Close()
-}
-
 // failedPhase describes the first phase in which every attempt failed with an error — no
 // acquire, nothing but Redis or network errors — "" when none did: such a run measured
 // nothing, and its exit code must say so (1, like any runtime failure). A phase whose
@@ -156,17 +139,4 @@ func failedPhase(results []report.Result) string {
 		return msg
 	}
 	return ""
-}
-
-// writeHTML writes an HTML report to path.
-func writeHTML(path string, write func(io.Writer) error) error {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--html: %w", err)
-	}
-	if err := write(file); err != nil {
-		file.Close()
-		return err
-	}
-	return file.Close()
 }

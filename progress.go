@@ -3,6 +3,7 @@ package main
 // The live status line and the signal handling of a load command.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -19,14 +21,28 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// signalContext is cancelled by the first SIGINT/SIGTERM; a second one quits at once
-// (exit 130), whatever the run is waiting for — a frozen server included. The second is
-// handled here rather than left to the default action: a process started in the
-// background of a script has SIGINT ignored, and would ignore it again.
-func signalContext(progress *progressLine) (context.Context, func()) {
+// signalWindow is how close together signals count as one. GNU timeout, the usual CI
+// wrapper, signals its child and then the child's process group, and a `kill -INT` of a
+// job's group may come with one to its leader: a second signal within this window is the
+// same request, not "Ctrl-C again".
+const signalWindow = 500 * time.Millisecond
+
+// runSignals are the signals that stop a run and still print its report: Ctrl-C, kill's
+// default, and SIGHUP (a closed SSH session or terminal), taken as SIGTERM. All three exit
+// 130 once the report is written.
+var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; another one more than
+// signalWindow later quits at once (exit 130), whatever the run is waiting for — a frozen
+// server included. The second is handled here rather than left to the default action: a
+// process started in the background of a script has SIGINT ignored, and would ignore it
+// again. A child of a --procs fleet (child) takes only the first: its parent forwards
+// the interruption and kills it if it must, and a second signal must not cost the
+// fleet a child's partial result.
+func signalContext(progress *progressLine, child bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, runSignals...)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -34,14 +50,21 @@ func signalContext(progress *progressLine) (context.Context, func()) {
 		case <-done:
 			return
 		}
+		first := time.Now()
 		cancel()
 		progress.say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
-		select {
-		case <-sigs:
-			progress.clear()
-			fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
-			os.Exit(exitInterrupted)
-		case <-done:
+		for {
+			select {
+			case <-sigs:
+				if child || time.Since(first) < signalWindow {
+					continue // the same interruption, delivered twice
+				}
+				progress.clear()
+				fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
+				os.Exit(exitInterrupted)
+			case <-done:
+				return
+			}
 		}
 	}()
 	var once sync.Once
@@ -62,6 +85,11 @@ func signalContext(progress *progressLine) (context.Context, func()) {
 type progressLine struct {
 	w  io.Writer
 	on bool
+
+	// headerRows are the terminal rows the run's description took when the run started
+	// (header); said, that a line was printed below it since (say).
+	headerRows int
+	said       bool
 
 	observers []func(workload.Progress)
 }
@@ -93,6 +121,7 @@ func (p *progressLine) update(pr workload.Progress) {
 // say prints a line above the progress line; like the line itself, only on a terminal.
 func (p *progressLine) say(msg string) {
 	if p.on {
+		p.said = true
 		fmt.Fprintf(p.w, "\r\033[K%s\n", msg)
 	}
 }
@@ -101,4 +130,47 @@ func (p *progressLine) clear() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// header shows the run's description (the table report's run:, target:, workload:, ...
+// lines) when the run starts, above the status line: a first run shows at once what it
+// does rather than a blank screen until its report. Like the status line, only on a
+// terminal.
+func (p *progressLine) header(s *report.Summary) {
+	if !p.on {
+		return
+	}
+	var buf bytes.Buffer
+	_ = report.WriteHeader(&buf, s)
+	width := 0
+	if f, ok := p.w.(*os.File); ok {
+		width, _, _ = term.GetSize(int(f.Fd()))
+	}
+	p.headerRows = 0
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		n := utf8.RuneCountInString(line)
+		if width <= 0 || n <= width {
+			p.headerRows++
+		} else {
+			p.headerRows += (n + width - 1) / width
+		}
+	}
+	_, _ = p.w.Write(buf.Bytes())
+}
+
+// dropHeader erases the description header printed, for a table report about to be printed
+// below it on the same terminal, which begins with the same lines: the screen then reads as
+// the report alone. It is left when a line was printed below it (an interruption).
+func (p *progressLine) dropHeader() {
+	if !p.on || p.headerRows == 0 || p.said {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K\033[%dA\033[J", p.headerRows)
+	p.headerRows = 0
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -42,6 +42,10 @@ type Service struct {
 	// Bind binds the service's flags to one command's flag set and returns where their
 	// values land.
 	Bind func(fs *pflag.FlagSet) Flags
+	// Secrets are the service's flags whose values may hold a secret: a password, or an
+	// address that can carry one (a URL with user:password@). A --procs fleet hands them to
+	// its children through the environment, never on a command line that ps shows.
+	Secrets []string
 }
 
 // Flags are one command's values of a service's flags.
@@ -144,6 +148,15 @@ func All() []Service {
 	return out
 }
 
+// SecretFlags are the flags every registered service declares secret (Service.Secrets).
+func SecretFlags() []string {
+	var out []string
+	for _, s := range All() {
+		out = append(out, s.Secrets...)
+	}
+	return out
+}
+
 // Titles are the registered services' Titles in their Order.
 func Titles() []string {
 	var out []string
@@ -155,17 +168,25 @@ func Titles() []string {
 
 // Bound are every registered service's flags of one command, by service name.
 type Bound struct {
-	names []string // in Order
-	home  string
-	flags map[string]Flags
+	names     []string // in Order
+	home      string
+	flags     map[string]Flags
+	flagNames map[string][]string // the flags each service bound, by service name
 }
 
 // Bind binds every registered service's flags to fs.
 func Bind(fs *pflag.FlagSet) *Bound {
-	b := &Bound{flags: map[string]Flags{}}
+	b := &Bound{flags: map[string]Flags{}, flagNames: map[string][]string{}}
 	for _, s := range All() {
+		before := map[string]bool{}
+		fs.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
 		b.names = append(b.names, s.Name)
 		b.flags[s.Name] = s.Bind(fs)
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !before[f.Name] {
+				b.flagNames[s.Name] = append(b.flagNames[s.Name], f.Name)
+			}
+		})
 		if s.Home {
 			b.home = s.Name
 		}
@@ -188,6 +209,9 @@ func (b *Bound) Names() []string { return b.names }
 
 // Flags are the flags of the service named name; nil when no such service is registered.
 func (b *Bound) Flags(name string) Flags { return b.flags[name] }
+
+// FlagNames are the names of the flags the service named name bound.
+func (b *Bound) FlagNames(name string) []string { return b.flagNames[name] }
 
 // Home is the name of the home service; "" when none is registered.
 func (b *Bound) Home() string { return b.home }

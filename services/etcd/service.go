@@ -15,7 +15,7 @@ import (
 // etcd registers itself: --etcd, --etcd-members, a spawned cluster without an address.
 func init() {
 	proc.RegisterTempNames("etcd")
-	services.Register(services.Service{Name: Service, Title: "etcd", Order: 10, Bind: func(fs *pflag.FlagSet) services.Flags {
+	services.Register(services.Service{Name: Service, Title: "etcd", Secrets: []string{"etcd"}, Order: 10, Bind: func(fs *pflag.FlagSet) services.Flags {
 		f := &flags{}
 		fs.StringVar(&f.addr, "etcd", "", "etcd for etcd-mutex: host:port or http://[user:password@]host:port, comma-separated for a cluster (default: spawn etcd on loopback)")
 		fs.IntVar(&f.members, "etcd-members", 1, "members of the etcd cluster spawned without --etcd: 1, or 3 or 5 for a quorum")
@@ -72,5 +72,8 @@ func (c conn) Notes() []string {
 }
 
 func (c conn) Child() (flags, replaced []string) {
+	if !c.Spawned() {
+		return nil, nil // the user's --etcd, its credentials included, as given
+	}
 	return []string{"--etcd=" + strings.Join(c.Addrs(), ",")}, []string{"etcd", "etcd-members"}
 }

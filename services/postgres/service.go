@@ -14,7 +14,7 @@ import (
 // address.
 func init() {
 	proc.RegisterTempNames("postgres")
-	services.Register(services.Service{Name: Service, Title: "PostgreSQL", Order: 30, Bind: func(fs *pflag.FlagSet) services.Flags {
+	services.Register(services.Service{Name: Service, Title: "PostgreSQL", Secrets: []string{"postgres"}, Order: 30, Bind: func(fs *pflag.FlagSet) services.Flags {
 		f := &flags{}
 		fs.StringVar(&f.addr, "postgres", "", "PostgreSQL for pg-advisory: postgres://[user[:password]@]host[:port][/database] (default: initdb and start one on loopback)")
 		return f

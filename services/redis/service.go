@@ -15,6 +15,7 @@ const Name = "redis"
 func init() {
 	services.Register(services.Service{
 		Name: Name, Title: "Redis", Home: true,
+		Secrets: []string{"password", "sentinel-password", "redis", "sentinel"}, // URLs may hold user:password@
 		Bind: func(fs *pflag.FlagSet) services.Flags {
 			f := &Flags{}
 			f.Bind(fs)

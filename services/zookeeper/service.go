@@ -14,7 +14,7 @@ import (
 // ZooKeeper registers itself: --zookeeper, a spawned server without an address.
 func init() {
 	proc.RegisterTempNames("zookeeper")
-	services.Register(services.Service{Name: Service, Title: "ZooKeeper", Order: 20, Bind: func(fs *pflag.FlagSet) services.Flags {
+	services.Register(services.Service{Name: Service, Title: "ZooKeeper", Secrets: []string{"zookeeper"}, Order: 20, Bind: func(fs *pflag.FlagSet) services.Flags {
 		f := &flags{}
 		fs.StringVar(&f.addr, "zookeeper", "", "ZooKeeper for zk-lock: host:port[,host:port...] or zk://[user:password@]host:port (default: spawn one on loopback)")
 		return f
@@ -58,5 +58,8 @@ func (c conn) Notes() []string {
 }
 
 func (c conn) Child() (flags, replaced []string) {
+	if !c.Spawned() {
+		return nil, nil // the user's --zookeeper, its credentials included, as given
+	}
 	return []string{"--zookeeper=" + strings.Join(c.Addrs(), ",")}, []string{"zookeeper"}
 }

@@ -1,0 +1,108 @@
+package main
+
+// Saving a report. A report is the one thing a run leaves behind, and the run cannot be had
+// again: a final write that fails must not lose it.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lockbench/lockbench/report"
+)
+
+// writeReport writes the summary to out, or to stdout when out is empty. The report is
+// rendered first, then written: when out cannot take it (a full disk, /dev/full, a file of
+// /proc), it goes to stdout instead; when stdout cannot take it (a terminal closed with
+// SIGHUP), to a file in the temporary directory. The error says what failed and where the
+// report went (exit 1).
+func writeReport(s *report.Summary, write report.Reporter, out string, stdout io.Writer) error {
+	var buf bytes.Buffer
+	if err := write(&buf, s); err != nil {
+		return err
+	}
+	ext := ".txt"
+	if bytes.HasPrefix(buf.Bytes(), []byte("{")) {
+		ext = ".json"
+	}
+	if out == "" {
+		return writeStdout(buf.Bytes(), stdout, ext)
+	}
+	err := writeFile(out, buf.Bytes())
+	if err == nil {
+		return nil
+	}
+	if _, serr := stdout.Write(buf.Bytes()); serr == nil {
+		return fmt.Errorf("--out %s: %v; the report was written to stdout instead", out, unwrapPath(err))
+	}
+	path, ferr := saveFallback(buf.Bytes(), ext)
+	if ferr != nil {
+		return fmt.Errorf("--out %s: %v, and stdout and the temporary directory refused the report too (%v): it is lost", out, unwrapPath(err), ferr)
+	}
+	return fmt.Errorf("--out %s: %v; the report was written to %s instead", out, unwrapPath(err), path)
+}
+
+// writeStdout writes a report to stdout, or when stdout refuses it to a file in the
+// temporary directory.
+func writeStdout(b []byte, stdout io.Writer, ext string) error {
+	_, err := stdout.Write(b)
+	if err == nil {
+		return nil
+	}
+	path, ferr := saveFallback(b, ext)
+	if ferr != nil {
+		return fmt.Errorf("stdout: %v, and the temporary directory refused the report too (%v): it is lost", err, ferr)
+	}
+	return fmt.Errorf("stdout: %v; the report was written to %s instead", err, path)
+}
+
+// writeHTML writes an HTML report to path (flag names it in errors); when path cannot
+// take it, to a file in the temporary directory.
+func writeHTML(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	err := writeFile(path, buf.Bytes())
+	if err == nil {
+		return nil
+	}
+	saved, ferr := saveFallback(buf.Bytes(), ".html")
+	if ferr != nil {
+		return fmt.Errorf("--html %s: %v", path, unwrapPath(err))
+	}
+	return fmt.Errorf("--html %s: %v; the HTML report was written to %s instead", path, unwrapPath(err), saved)
+}
+
+// writeFile writes b to path, created or truncated, and reports a failed write or close.
+func writeFile(path string, b []byte) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := file.Write(b); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+// saveFallback writes a report that its destination refused to a new file in the
+// temporary directory, readable by this user only, and returns its path.
+func saveFallback(b []byte, ext string) (string, error) {
+	file, err := os.CreateTemp("", "lockbench-report-*"+ext)
+	if err != nil {
+		return "", err
+	}
+	if _, err := file.Write(b); err != nil {
+		file.Close()
+		os.Remove(file.Name())
+		return "", err
+	}
+	if err := file.Close(); err != nil {
+		os.Remove(file.Name())
+		return "", err
+	}
+	return file.Name(), nil
+}
