@@ -24,8 +24,8 @@ func TestE2ELuaExamplesUnderAPause(t *testing.T) {
 	if broken.Strategy != "lua:examples/broken" || token.Strategy != "lua:examples/token" {
 		t.Fatalf("phases %s, %s", broken.Strategy, token.Strategy)
 	}
-	if !strings.HasPrefix(broken.Verdict, "UNSAFE") || broken.Acquired == 0 {
-		t.Errorf("broken example: %d acquired, verdict %q; want UNSAFE", broken.Acquired, broken.Verdict)
+	if !strings.HasPrefix(broken.Verdict, "UNSAFE") || broken.Safety.Misdeletes == 0 {
+		t.Errorf("broken example: %d acquired, %d misdeletes, verdict %q; want UNSAFE with misdeletes", broken.Acquired, broken.Safety.Misdeletes, broken.Verdict)
 	}
 	if token.Acquired == 0 || token.Safety.Misdeletes != 0 {
 		t.Errorf("token example: %d acquired, %d misdeletes; its compare-and-delete deletes no other's lock", token.Acquired, token.Safety.Misdeletes)
