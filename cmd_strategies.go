@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -11,16 +14,28 @@ import (
 
 // strategiesCmd prints the catalog: what each strategy guarantees and how it fails.
 func strategiesCmd(args []string, stdout, _ io.Writer) error {
-	fs := newFlags("strategies [--format table|json]",
+	fs := newFlags("strategies [--format table|json] [NAME...]",
 		"Lists every lock strategy lockbench implements, with its properties, the service it runs on,\n"+
 			"its source (a seed article, or a library and its version), the lockbench options it honours\n"+
 			"(all, or for a library measured as shipped those it maps onto its own) and the weakness the\n"+
-			"tool can expose.", stdout)
+			"tool can expose. Names (token, lua:DIR, ...) list only those: a lock of your own shows\n"+
+			"what lockbench reads from its files.", stdout)
 	format := fs.StringP("format", "f", "table", "output format: table or json")
-	if err := parseFlags(fs, args); err != nil {
+	names, err := parseNames(fs, args)
+	if err != nil {
 		return err
 	}
 	catalog := strategies.Catalog()
+	if len(names) > 0 {
+		catalog = catalog[:0]
+		for _, n := range names {
+			i, err := strategies.Resolve(n)
+			if err != nil {
+				return err
+			}
+			catalog = append(catalog, i)
+		}
+	}
 	switch *format {
 	case "json":
 		enc := json.NewEncoder(stdout)
@@ -36,6 +51,18 @@ func strategiesCmd(args []string, stdout, _ io.Writer) error {
 			"SERVICE", "SOURCE", "OPTIONS", "WEAKNESS"}, rows)
 	}
 	return usageErrorf("invalid --format %q: valid: table, json", *format)
+}
+
+// parseNames is parseFlags for a command that takes names after its flags.
+func parseNames(fs *pflag.FlagSet, args []string) ([]string, error) {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return fs.Args(), nil
 }
 
 // service is the lock service a strategy runs on; the lock core's and the libraries' run on

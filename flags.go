@@ -55,7 +55,7 @@ type loadFlags struct {
 func (f *loadFlags) bind(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringVarP(&f.profile, "profile", "p", "", "scenario file: a built-in name (see 'lockbench profiles') or a path; flags given here override it")
-	fs.StringVarP(&f.strategy, "strategy", "s", "token", "strategies, one phase each: a,b,c or all ("+strings.Join(strategies.Names(), ", ")+")")
+	fs.StringVarP(&f.strategy, "strategy", "s", "token", "strategies, one phase each: a,b,c or all ("+strings.Join(append(strategies.Names(), strategies.Families()...), ", ")+")")
 	for _, s := range workload.Settings {
 		if s.Is(workload.Flag) && s.Name != "procs" { // --procs goes with the fleet's flags
 			bindSetting(fs, s.Name, &f.cfg)

@@ -222,7 +222,7 @@ func value(f profiles.Field, phase *jsonschema.Schema) *jsonschema.Schema {
 		return strategyName()
 	case profiles.ShapeStrategies:
 		names := strategies.Names()
-		list := `^\s*[a-z0-9-]+(\s*,\s*[a-z0-9-]+)*\s*$`
+		list := `^\s*` + namePattern + `(\s*,\s*` + namePattern + `)*\s*$`
 		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
 			{Type: "string", Enum: append(toAny(names), "all")},
 			{Type: "string", Pattern: list},
@@ -236,11 +236,15 @@ func value(f profiles.Field, phase *jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string", MinLength: ptr(uint64(1))}, {Type: "number"}}, Examples: examples}
 }
 
+// namePattern is a strategy's name: a registered one, or a family's variant PREFIX:ARG
+// (lua:DIR, driver:CMD), whose ARG holds no comma in a list.
+const namePattern = `[a-z0-9-]+(:[^,]+)?`
+
 // strategyName is one strategy name: the registered ones are offered.
 func strategyName() *jsonschema.Schema {
 	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
 		{Type: "string", Enum: toAny(strategies.Names())},
-		{Type: "string", Pattern: `^[a-z0-9-]+$`},
+		{Type: "string", Pattern: `^` + namePattern + `$`},
 	}}
 }
 
