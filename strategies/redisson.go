@@ -28,8 +28,9 @@ const redissonSource = "Redisson 3.x source at commit 0482efe (2024)"
 // ttl/3, Redisson's 30 s lease renewed every 10 s when the ttl is 30s.
 type redissonLock struct {
 	*base
-	c    rueidis.Client
-	spin bool
+	c       rueidis.Client
+	spin    bool
+	latches latchSweeper
 }
 
 func newRedissonLock(info Info, o *resolved) (Strategy, error) {
@@ -53,8 +54,12 @@ func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
 
 func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	lockKey := hashTagged(key)
+	acquire := redissonAcquireScript
+	if s.spin {
+		acquire = redissonSpinAcquireScript
+	}
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := redissonAcquireScript.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, owner}).AsInt64()
+		pttl, err := acquire.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, owner}).AsInt64()
 		if rueidis.IsRedisNil(err) {
 			return s.newLease(s, key, lockKey, owner, owner, 0), 0, nil
 		}
@@ -69,18 +74,25 @@ func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, e
 const redissonUnlockMessage = "0"
 
 func (s *redissonLock) release(ctx context.Context, l *lease) error {
-	keys := []string{l.key}
-	args := []string{redissonUnlockMessage, s.o.ttlArg, l.token}
-	switch {
-	case s.spin:
-	case s.notify == nil:
-		keys = append(keys, "redisson_lock__channel:"+l.key)
-	default:
-		ch := s.channel(l.name)
-		keys = append(keys, waitList(l.name))
-		args = append(args, s.turnArgs(ch, s.notify.hasWaiters(ch))...)
+	latch := unlockLatchKey(l.key)
+	var r int64
+	var err error
+	if s.spin {
+		r, err = redissonSpinUnlockScript.Exec(ctx, s.c, []string{l.key, latch},
+			[]string{s.o.ttlArg, l.token, unlockLatchLife()}).AsInt64()
+	} else {
+		keys := []string{l.key, "redisson_lock__channel:" + l.key, latch}
+		args := []string{redissonUnlockMessage, s.o.ttlArg, l.token, "publish", unlockLatchLife()}
+		if s.notify != nil {
+			ch := s.channel(l.name)
+			keys[1] = waitList(l.name)
+			args = append(args, s.turnArgs(ch, s.notify.hasWaiters(ch))...)
+		}
+		r, err = redissonUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
 	}
-	r, err := redissonUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	if err == nil || rueidis.IsRedisNil(err) {
+		s.latches.del(s.c, latch) // RedissonBaseLock.unlockInnerAsync: DEL once the reply is in
+	}
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
@@ -90,6 +102,12 @@ func (s *redissonLock) release(ctx context.Context, l *lease) error {
 		return nil // holds remain, or nobody here waits on messages
 	}
 	return s.turned(l.name, r)
+}
+
+// Close waits for the unlock latches' DELs in flight.
+func (s *redissonLock) Close() error {
+	s.latches.wait()
+	return s.base.Close()
 }
 
 func (s *redissonLock) renew(ctx context.Context, l *lease) (bool, error) {

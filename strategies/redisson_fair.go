@@ -25,6 +25,13 @@ type redissonFair struct {
 	*base
 	c       rueidis.Client
 	waitArg string // the thread wait time in ms
+	latches latchSweeper
+}
+
+// Close waits for the unlock latches' DELs in flight.
+func (s *redissonFair) Close() error {
+	s.latches.wait()
+	return s.base.Close()
 }
 
 func newRedissonFair(info Info, o *resolved) (Strategy, error) {
@@ -119,8 +126,12 @@ func (s *redissonFair) giveUp(ctx context.Context, keys []string, key, owner str
 }
 
 func (s *redissonFair) release(ctx context.Context, l *lease) error {
-	keys := append(redissonFairKeys(l.name), "redisson_lock__channel:"+l.key)
-	err := redissonFairUnlockScript.Exec(ctx, s.c, keys, []string{redissonUnlockMessage, s.o.ttlArg, l.token, nowMS()}).Error()
+	latch := unlockLatchKey(l.key)
+	keys := append(redissonFairKeys(l.name), "redisson_lock__channel:"+l.key, latch)
+	err := redissonFairUnlockScript.Exec(ctx, s.c, keys, []string{redissonUnlockMessage, s.o.ttlArg, l.token, nowMS(), "publish", unlockLatchLife()}).Error()
+	if err == nil || rueidis.IsRedisNil(err) {
+		s.latches.del(s.c, latch) // RedissonBaseLock.unlockInnerAsync: DEL once the reply is in
+	}
 	if rueidis.IsRedisNil(err) {
 		return ErrNotOwner
 	}

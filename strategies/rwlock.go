@@ -26,7 +26,8 @@ import (
 // reader, the lock and every reader's timeout keys.
 type rwLock struct {
 	*base
-	c rueidis.Client
+	c       rueidis.Client
+	latches latchSweeper
 }
 
 // rwReader is the rwLock's side of a read lease.
@@ -76,8 +77,10 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 }
 
 func (s *rwLock) release(ctx context.Context, l *lease) error {
-	keys, args := s.announce([]string{l.key}, []string{redissonReadUnlockMessage, s.o.ttlArg, l.token}, l.name, rwChannel(l.key))
+	latch := unlockLatchKey(l.key)
+	keys, args := s.announce([]string{l.key, latch}, []string{redissonReadUnlockMessage, s.o.ttlArg, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
 	r, err := rwWriteUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
@@ -87,6 +90,19 @@ func (s *rwLock) release(ctx context.Context, l *lease) error {
 	return s.announced(l.name, r)
 }
 
+// delLatch DELs an unlock's latch once its script answered (RedissonBaseLock.unlockInnerAsync).
+func (s *rwLock) delLatch(err error, latch string) {
+	if err == nil || rueidis.IsRedisNil(err) {
+		s.latches.del(s.c, latch)
+	}
+}
+
+// Close waits for the unlock latches' DELs in flight.
+func (s *rwLock) Close() error {
+	s.latches.wait()
+	return s.base.Close()
+}
+
 func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
 	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
 	return n == 1, err
@@ -94,9 +110,11 @@ func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
 
 func (r *rwReader) release(ctx context.Context, l *lease) error {
 	s := (*rwLock)(r)
-	keys := []string{l.key, l.key + ":" + l.token + ":rwlock_timeout", l.key}
-	keys, args := s.announce(keys, []string{redissonUnlockMessage, l.token}, l.name, rwChannel(l.key))
+	latch := unlockLatchKey(l.key)
+	keys := []string{l.key, l.key + ":" + l.token + ":rwlock_timeout", l.key, latch}
+	keys, args := s.announce(keys, []string{redissonUnlockMessage, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
 	n, err := rwReadUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
