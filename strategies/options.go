@@ -32,6 +32,11 @@ type Options struct {
 	// strategies whose Info().AutoRenew is true accept it. See ParseWatchdog.
 	Watchdog Watchdog
 
+	// DefaultLease says the caller chose no lease: TTL is a default, not the user's. The
+	// Redisson family then runs as Redisson's lock() does when Watchdog is off too: a 30s
+	// lease renewed every 10s (lockWatchdogTimeout; see LeaseReporter). The others ignore it.
+	DefaultLease bool
+
 	// Wait is how a blocked acquirer waits. The zero value is the default,
 	// backoff:1ms..50ms. See ParseWait.
 	Wait Wait

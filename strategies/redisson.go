@@ -31,25 +31,28 @@ type redissonLock struct {
 	c       rueidis.Client
 	spin    bool
 	latches latchSweeper
+	redissonLease
 }
 
 func newRedissonLock(info Info, o *resolved) (Strategy, error) {
+	call := redissonCall(o)
 	b, err := newBase(info, o, o.Client)
 	if err != nil {
 		return nil, err
 	}
-	return &redissonLock{base: b, c: o.Client}, nil
+	return &redissonLock{base: b, c: o.Client, redissonLease: call}, nil
 }
 
 func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
 	// No pub/sub: Redisson's backoff replaces the wait policy (Info.Applies has no wait).
 	o.Wait = Wait{Kind: WaitBackoff, Min: redissonBackoffInitial, Max: redissonBackoffMax}
+	call := redissonCall(o)
 	b, err := newBase(info, o, o.Client)
 	if err != nil {
 		return nil, err
 	}
 	b.redissonBackoff = true
-	return &redissonLock{base: b, c: o.Client, spin: true}, nil
+	return &redissonLock{base: b, c: o.Client, spin: true, redissonLease: call}, nil
 }
 
 func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {

@@ -32,14 +32,16 @@ type redissonFair struct {
 	c       rueidis.Client
 	ps      *redissonPubSub
 	latches latchSweeper
+	redissonLease
 }
 
 func newRedissonFair(info Info, o *resolved) (Strategy, error) {
+	call := redissonCall(o)
 	b, err := newBase(info, o, o.Client)
 	if err != nil {
 		return nil, err
 	}
-	return &redissonFair{base: b, c: o.Client, ps: newRedissonPubSub(o.Client, lockMessages)}, nil
+	return &redissonFair{base: b, c: o.Client, ps: newRedissonPubSub(o.Client, lockMessages), redissonLease: call}, nil
 }
 
 // Close ends the subscriptions and waits for the unlock latches' DELs in flight.

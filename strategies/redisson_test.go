@@ -3,6 +3,7 @@ package strategies_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -203,5 +204,39 @@ func TestRedissonFairAfterCrashedHolder(t *testing.T) {
 			t.Fatalf("waiter %d took the lock %d-th, want queue order", w, i)
 		}
 		i++
+	}
+}
+
+// TestRedissonDefaultLease: given no lease (Options.DefaultLease) and no watchdog, the
+// Redisson locks run as Redisson's lock(): lockWatchdogTimeout's 30s lease, renewed every
+// 10s; given a ttl, as tryLock(waitTime, leaseTime): that lease, no watchdog.
+func TestRedissonDefaultLease(t *testing.T) {
+	for _, name := range []string{"redisson-lock", "spin-lock", "redisson-fair", "rw-lock", "multilock"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, name)
+			key := redistest.Prefix(t) + "k"
+			def := e.strategy(t, func(o *strategies.Options) { o.TTL, o.DefaultLease = strategies.DefaultTTL, true })
+			ttl, renewal, call := def.(strategies.LeaseReporter).Lease()
+			if ttl != 30*time.Second || renewal != 10*time.Second || !strings.Contains(call, "lockWatchdogTimeout 30s") {
+				t.Errorf("default lease: %s renewed every %s (%q), want Redisson's lock(): 30s renewed every 10s", ttl, renewal, call)
+			}
+			l := acquire(t, def, key, "a")
+			if left := pttl(t, e.client, "{"+key+"}"); left <= 20*time.Second {
+				t.Errorf("default lease: the lock's PTTL is %s, want near 30s", left)
+			}
+			release(t, l)
+
+			given := e.strategy(t, withTTL(2*time.Second))
+			ttl, renewal, call = given.(strategies.LeaseReporter).Lease()
+			if ttl != 2*time.Second || renewal != 0 || !strings.Contains(call, "leaseTime 2s") {
+				t.Errorf("--ttl 2s: %s renewed every %s (%q), want tryLock(waitTime, leaseTime 2s), no watchdog", ttl, renewal, call)
+			}
+			l = acquire(t, given, key, "a")
+			if left := pttl(t, e.client, "{"+key+"}"); left > 2*time.Second {
+				t.Errorf("--ttl 2s: the lock's PTTL is %s, want at most 2s", left)
+			}
+			release(t, l)
+		})
 	}
 }

@@ -28,6 +28,7 @@ type rwLock struct {
 	*base
 	c       rueidis.Client
 	latches latchSweeper
+	redissonLease
 }
 
 // rwReader is the rwLock's side of a read lease.
@@ -37,11 +38,12 @@ type rwReader rwLock
 const redissonReadUnlockMessage = "1"
 
 func newRWLock(info Info, o *resolved) (Strategy, error) {
+	call := redissonCall(o)
 	b, err := newBase(info, o, o.Client)
 	if err != nil {
 		return nil, err
 	}
-	return &rwLock{base: b, c: o.Client}, nil
+	return &rwLock{base: b, c: o.Client, redissonLease: call}, nil
 }
 
 func rwChannel(lockKey string) string { return "redisson_rwlock:" + lockKey }
