@@ -31,6 +31,7 @@ type redissonLock struct {
 	c       rueidis.Client
 	spin    bool
 	latches latchSweeper
+	dogs    redissonRenewals
 	redissonLease
 }
 
@@ -64,7 +65,7 @@ func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, e
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := acquire.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, owner}).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			return s.newLease(s, key, lockKey, owner, owner, 0), 0, nil
+			return s.dogs.newLease(s.base, s, key, lockKey, owner, owner), 0, nil
 		}
 		if err != nil {
 			return nil, 0, err

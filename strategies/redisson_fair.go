@@ -32,6 +32,7 @@ type redissonFair struct {
 	c       rueidis.Client
 	ps      *redissonPubSub
 	latches latchSweeper
+	dogs    redissonRenewals
 	redissonLease
 }
 
@@ -90,7 +91,7 @@ func (s *redissonFair) acquireOnce(ctx context.Context, key, owner string) (Leas
 		sent := time.Now()
 		ms, err := redissonFairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			l := s.newLease(s, key, keys[0], owner, owner, 0)
+			l := s.dogs.newLease(s.base, s, key, keys[0], owner, owner)
 			l.stampValid(sent)
 			return l, 0, nil
 		}

@@ -240,3 +240,36 @@ func TestRedissonDefaultLease(t *testing.T) {
 		})
 	}
 }
+
+// TestRedissonOneRenewalPerLock: Redisson renews a lock once however often its owner
+// re-entered it (renewal/LockEntry counts the holds): the nested holds of one owner share one
+// watchdog (one Lost channel), and releasing the inner ones leaves the outer hold renewed.
+func TestRedissonOneRenewalPerLock(t *testing.T) {
+	for _, name := range []string{"redisson-lock", "redisson-fair", "rw-lock"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, name)
+			const ttl = 900 * time.Millisecond
+			s := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Watchdog = ttl, strategies.Watchdog{Auto: true} })
+			key := redistest.Prefix(t) + "k"
+			outer := acquire(t, s, key, "a")
+			inner := []strategies.Lease{acquire(t, s, key, "a"), acquire(t, s, key, "a")}
+			for i, l := range inner {
+				if l.Lost() != outer.Lost() {
+					t.Errorf("nested hold %d has a watchdog of its own, want the lock's one renewal", i+1)
+				}
+			}
+			for _, l := range inner {
+				release(t, l)
+			}
+			before := s.Stats().Renewals
+			pollUntil(t, "two renewals after the nested holds left", func() bool { return s.Stats().Renewals >= before+2 })
+			select {
+			case <-outer.Lost():
+				t.Fatal("the outer hold was lost after the nested holds left")
+			default:
+			}
+			release(t, outer)
+		})
+	}
+}

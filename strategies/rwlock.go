@@ -28,6 +28,7 @@ type rwLock struct {
 	*base
 	c       rueidis.Client
 	latches latchSweeper
+	dogs    redissonRenewals
 	redissonLease
 }
 
@@ -54,7 +55,7 @@ func (s *rwLock) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := rwWriteAcquireScript.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, field}).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			return s.newLease(s, key, lockKey, owner, field, 0), 0, nil
+			return s.dogs.newLease(s.base, s, key, lockKey, owner, field), 0, nil
 		}
 		return nil, time.Duration(pttl) * time.Millisecond, err
 	})
@@ -68,7 +69,7 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 	l, err := s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := rwReadAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			return s.newLease((*rwReader)(s), key, lockKey, owner, owner, 0), 0, nil
+			return s.dogs.newLease(s.base, (*rwReader)(s), key, lockKey, owner, owner), 0, nil
 		}
 		return nil, time.Duration(pttl) * time.Millisecond, err
 	})
