@@ -57,13 +57,19 @@ func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
 }
 
 func (s *redissonLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
+	return s.acquireFor(ctx, key, owner, s.o.ttlArg)
+}
+
+// acquireFor takes key with a lease of leaseMS (formatted ms): the ttl, or a multilock's lease
+// while it acquires.
+func (s *redissonLock) acquireFor(ctx context.Context, key, owner, leaseMS string) (Lease, error) {
 	lockKey := hashTagged(key)
 	acquire := redissonAcquireScript
 	if s.spin {
 		acquire = redissonSpinAcquireScript
 	}
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := acquire.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, owner}).AsInt64()
+		pttl, err := acquire.Exec(ctx, s.c, []string{lockKey}, []string{leaseMS, owner}).AsInt64()
 		if rueidis.IsRedisNil(err) {
 			return s.dogs.newLease(s.base, s, key, lockKey, owner, owner), 0, nil
 		}

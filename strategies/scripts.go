@@ -45,6 +45,7 @@ var (
 	redissonUnlockScript      = scriptWithTurn("redisson_unlock")
 	redissonSpinAcquireScript = script("redisson_spin_acquire")
 	redissonSpinUnlockScript  = script("redisson_spin_unlock")
+	redissonExpireScript      = script("redisson_expire")
 	redissonFairAcquireScript = script("redisson_fair_acquire")
 	redissonFairUnlockScript  = script("redisson_fair_unlock")
 	redissonFairLeaveScript   = script("redisson_fair_leave")
