@@ -18,6 +18,7 @@ func init() {
 		Summary:           "GETSET now-timestamp; an old value older than the ttl counts as stale and is taken over",
 		SafeWithoutFaults: true,
 		Source:            "seed 000 §1",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "clients whose clocks disagree both take over a stale lock; blind DEL unlock; no Redis ttl, and retries keep a dead holder's lock fresh",
 	}, naiveCtor(func(n *naive) Strategy { return &getset{n} }))
 	register(Info{
@@ -27,6 +28,7 @@ func init() {
 		NoTTL:             true,
 		SafeWithoutFaults: true,
 		Source:            "seed 003",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "a crash between SETNX and EXPIRE leaves a lock with no ttl: deadlock",
 	}, naiveCtor(func(n *naive) Strategy { return &setnxExpire{n} }))
 	register(Info{
@@ -35,6 +37,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seed 000 §2",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "the stale check trusts client clocks and races; a fast clock spins on SET/GET; blind DEL unlock",
 	}, naiveCtor(func(n *naive) Strategy { return &setnxStale{n} }))
 	register(Info{
@@ -43,6 +46,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seed 004 (first version)",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "after its own lease expired, a slow holder's DEL deletes the next holder's lock",
 	}, func(info Info, o *resolved) (Strategy, error) { return newSetNXDel(info, o) })
 	register(Info{
@@ -52,6 +56,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seeds 003, 004",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "the check and the delete are not atomic: a pause between GET and DEL deletes the next holder's lock",
 	}, newGetDel)
 	register(Info{
@@ -62,6 +67,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seeds 003, 004",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "without a watchdog, a hold longer than the ttl (GC pause) lets a second holder in",
 	}, newTokenStrategy)
 	register(Info{
@@ -73,6 +79,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seed 001",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "the local count outlives the Redis lease, so a re-entry succeeds on an expired lock; not reentrant across processes",
 	}, newReentrantLocal)
 	register(Info{
@@ -84,6 +91,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seeds 001, 002",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "without a watchdog a long hold outlives the ttl; async replication loses it on failover",
 	}, newReentrantHash)
 	register(Info{
@@ -95,6 +103,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "RedissonLock.java, " + redissonSource,
+		NativeWait:        "Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
 		Weakness:          "without a watchdog a long hold outlives the ttl; a holder that dies keeps the key a whole lease (30s under Redisson's watchdog); async replication loses it on failover",
 	}, newRedissonLock)
 	register(Info{
@@ -107,6 +116,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonSpinLock.java, " + redissonSource,
 		Applies:           []string{"ttl", "acquire-timeout", "watchdog", "wait-replicas"},
+		NativeWait:        "RedissonSpinLock's own: ExponentialBackOff, 1ms doubling plus jitter, at most 128ms (RedissonSpinLock.java, LockOptions.java), whatever --wait says",
 		Weakness:          "a freed lock idles until a poller wakes (up to 128ms), and every waiter polls Redis; otherwise redisson-lock's",
 	}, newRedissonSpinLock)
 	register(Info{
@@ -118,6 +128,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "RedissonFairLock.java, " + redissonSource,
+		NativeWait:        "its own channel per waiter wakes it; between messages it polls with lockbench's backoff 1ms..50ms until Redisson's own wait is built",
 		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
@@ -130,6 +141,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonReadWriteLock, RedissonReadLock.java, RedissonWriteLock.java, " + redissonSource,
 		Capacity:          CapacityRW,
+		NativeWait:        "Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
 		Weakness:          "without a watchdog a long hold outlives the ttl; a stream of readers starves a writer (no queue); every read release scans every read hold's timeout key",
 	}, newRWLock)
 	register(Info{
@@ -138,6 +150,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            semaphoreSource,
 		Capacity:          CapacitySemaphore,
+		NativeWait:        "Redisson waits on the semaphore's channel (SemaphorePubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
 		Weakness:          "no owner and no ttl: a holder that dies never gives its permit back (leaked for good, and the key never expires); any client can release",
 	}, newSemaphore)
 	register(Info{
@@ -147,6 +160,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            xsemaphoreSource,
 		Capacity:          CapacitySemaphore,
+		NativeWait:        "Redisson waits on the semaphore's channel (SemaphorePubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
 		Weakness:          "no renewal: a hold longer than the lease lets one more holder in; lease ends trust the clients' clocks; the count and its set never expire",
 	}, newExpirableSemaphore)
 	register(Info{
@@ -159,6 +173,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonMultiLock.java, " + redissonSource,
 		Capacity:          CapacitySet,
+		NativeWait:        "each key waited for as redisson-lock waits: Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
 		Weakness:          "hold and wait in the order given: sets that list shared keys in opposite orders stall a round (1.5s per key), give up and take their first key again at once, which can livelock; one round trip per key",
 	}, newMultiLock)
 	register(Info{
@@ -169,6 +184,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "seed 003",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "a node restarting without persistence forgets its grants; clock jumps and pauses past the validity",
 	}, newRedlock)
 	register(Info{
@@ -180,6 +196,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "beyond the seeds",
+		NativeWait:        "lockbench's backoff 1ms..50ms (the article's own loop comes with the next commit)",
 		Weakness:          "none if the resource checks tokens; leases still overlap, stale writes are refused",
 	}, newFenced)
 	register(Info{
@@ -190,6 +207,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "beyond the seeds",
+		NativeWait:        "the release wakes the queue head; between messages it polls with lockbench's backoff 1ms..50ms",
 		Weakness:          "more Redis commands per acquire; a lease that expires with waiters queued goes to whoever polls first",
 	}, newFair)
 }

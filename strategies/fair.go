@@ -39,7 +39,7 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 			return nil, err
 		}
 	}
-	poll := max(o.TTL, o.Wait.Max, o.Wait.Interval)
+	poll := max(o.TTL, b.policy.Max, b.policy.Interval)
 	return &fair{base: b, c: o.Client, queueTTL: strconv.FormatInt(2*poll.Milliseconds(), 10)}, nil
 }
 

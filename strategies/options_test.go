@@ -17,6 +17,8 @@ func TestParseWait(t *testing.T) {
 		in   string
 		want strategies.Wait
 	}{
+		{"native", strategies.Wait{}},
+		{"", strategies.Wait{}}, // the default is native
 		{"spin", strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Millisecond}},
 		{"spin:0s", strategies.Wait{Kind: strategies.WaitSpin}},
 		{"spin:5ms", strategies.Wait{Kind: strategies.WaitSpin, Interval: 5 * time.Millisecond}},
@@ -32,7 +34,7 @@ func TestParseWait(t *testing.T) {
 			t.Errorf("ParseWait(%q.String() = %q) = %+v, %v: does not round-trip", tc.in, got.String(), back, err)
 		}
 	}
-	for _, bad := range []string{"poll", "spin:-1ms", "spin:x", "backoff:5ms", "backoff:5ms..1ms", "backoff:0s..1ms", "pubsub:1ms"} {
+	for _, bad := range []string{"poll", "spin:-1ms", "spin:x", "backoff:5ms", "backoff:5ms..1ms", "backoff:0s..1ms", "pubsub:1ms", "native:1ms"} {
 		_, err := strategies.ParseWait(bad)
 		assertOptionError(t, err, "wait", "spin[:INTERVAL]")
 	}
@@ -68,7 +70,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"watchdog on a strategy that cannot renew", "set-nx-del", "watchdog", "token", strategies.Options{Client: c, Watchdog: strategies.Watchdog{Auto: true}}},
 		{"watchdog on getset", "getset", "watchdog", "cannot renew", strategies.Options{Client: c, Watchdog: strategies.Watchdog{Auto: true}}},
 		{"unknown wait kind", "token", "wait", "pubsub", strategies.Options{Client: c, Wait: strategies.Wait{Kind: 42}}},
-		{"backoff min above max", "token", "wait", "MIN <= MAX", strategies.Options{Client: c, Wait: strategies.Wait{Min: time.Second, Max: time.Millisecond}}},
+		{"backoff min above max", "token", "wait", "MIN <= MAX", strategies.Options{Client: c, Wait: strategies.Wait{Kind: strategies.WaitBackoff, Min: time.Second, Max: time.Millisecond}}},
 		{"redlock with two nodes", "redlock", "nodes", "at least 3", strategies.Options{Nodes: three[:2]}},
 		{"redlock with four nodes", "redlock", "nodes", "odd number", strategies.Options{Nodes: []rueidis.Client{c, c, c, c}}},
 		{"redlock drift factor", "redlock", "drift-factor", "[0, 1)", strategies.Options{Nodes: three, DriftFactor: 1.5}},

@@ -35,9 +35,18 @@ type redissonLock struct {
 	redissonLease
 }
 
+// redissonNative is the generic policy the Redisson family waits with under --wait native
+// until its base's native is Redisson's own wait (LockPubSub, SemaphorePubSub: try first, one
+// subscription to the lock's channel per lock and process, a sleep bounded by the ttl the
+// script returned). It is lockbench's default backoff, 1ms..50ms: it leaves the release
+// scripts as Redisson's, publishing on Redisson's own channel (the pubsub policy would put
+// lockbench's turns in them), and a waiter still tries first and polls, as the native wait
+// will between messages.
+var redissonNative = Wait{Kind: WaitBackoff}
+
 func newRedissonLock(info Info, o *resolved) (Strategy, error) {
 	call := redissonCall(o)
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, redissonNative)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +57,7 @@ func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
 	// No pub/sub: Redisson's backoff replaces the wait policy (Info.Applies has no wait).
 	o.Wait = Wait{Kind: WaitBackoff, Min: redissonBackoffInitial, Max: redissonBackoffMax}
 	call := redissonCall(o)
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, o.Wait) // its native wait is that backoff
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type redissonRenewal struct {
 // started by the owner's first hold, rather than starting one of its own.
 func (r *redissonRenewals) newLease(b *base, ops leaseOps, name, key, owner, token string) *lease {
 	l := &lease{ops: ops, b: b, name: name, key: key, owner: owner, token: token}
+	if b.holds != nil {
+		b.holds.add(name, owner, 1) // until Release, as base.newLease counts
+	}
 	if b.o.renewal > 0 {
 		l.dog = r.join(b, l)
 	}

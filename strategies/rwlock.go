@@ -40,7 +40,7 @@ const redissonReadUnlockMessage = "1"
 
 func newRWLock(info Info, o *resolved) (Strategy, error) {
 	call := redissonCall(o)
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, redissonNative)
 	if err != nil {
 		return nil, err
 	}

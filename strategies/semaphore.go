@@ -36,7 +36,7 @@ type semaphore struct {
 }
 
 func newSemaphore(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, redissonNative)
 	if err != nil {
 		return nil, err
 	}

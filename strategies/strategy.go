@@ -146,6 +146,10 @@ type Info struct {
 	// Source names the seed article (docs/sources.md lists them) or "beyond the seeds"; for a
 	// library adapter, the library and its version.
 	Source string `json:"source"`
+	// NativeWait says, in one line, how the strategy waits under --wait native (the default):
+	// its source's own wait, citing the file and lines it follows (seed NNN §, a Redisson
+	// file, a library), or for lockbench's own locks what is natural for them and why.
+	NativeWait string `json:"native_wait"`
 	// Service is the lock service the strategy runs on: "" for Redis, else the name its
 	// package registers a workload.Backend under ("etcd", "zookeeper", "postgres").
 	Service string `json:"service,omitempty"`
