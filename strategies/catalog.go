@@ -103,7 +103,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "RedissonLock.java, " + redissonSource,
-		NativeWait:        "Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
+		NativeWait:        "Redisson's own (redisson_wait.go): try first; one subscription per lock channel per process, shared by its waiters; each unlock message wakes one waiter in every subscribed process (LockPubSub.java lines 42-52); a waiter sleeps at most the ttl the script returned or its time left, then tries again (RedissonLock.java lines 227-311, " + redissonRelease + ")",
 		Weakness:          "without a watchdog a long hold outlives the ttl; a holder that dies keeps the key a whole lease (30s under Redisson's watchdog); async replication loses it on failover",
 	}, newRedissonLock)
 	register(Info{
@@ -116,7 +116,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonSpinLock.java, " + redissonSource,
 		Applies:           []string{"ttl", "acquire-timeout", "watchdog", "wait-replicas"},
-		NativeWait:        "RedissonSpinLock's own: ExponentialBackOff, 1ms doubling plus jitter, at most 128ms (RedissonSpinLock.java, LockOptions.java), whatever --wait says",
+		NativeWait:        "RedissonSpinLock's own: ExponentialBackOff, 1ms doubling plus jitter, at most 128ms (RedissonSpinLock.java lines 147-200, LockOptions.java, " + redissonRelease + "), whatever --wait says",
 		Weakness:          "a freed lock idles until a poller wakes (up to 128ms), and every waiter polls Redis; otherwise redisson-lock's",
 	}, newRedissonSpinLock)
 	register(Info{
@@ -128,7 +128,7 @@ func init() {
 		KeyTTL:            true,
 		SafeWithoutFaults: true,
 		Source:            "RedissonFairLock.java, " + redissonSource,
-		NativeWait:        "its own channel per waiter wakes it; between messages it polls with lockbench's backoff 1ms..50ms until Redisson's own wait is built",
+		NativeWait:        "Redisson's own (redisson_fair.go, redisson_wait.go): queued, a waiter subscribes to its own channel (redisson_lock__channel:{name}:owner, RedissonFairLock.java lines 57-67), which only the release that makes it the head publishes to, and sleeps at most the ttl the script returned or its time left (RedissonLock.java lines 227-311); its thread wait is its acquire timeout, as tryLock(waitTime) (" + redissonRelease + ")",
 		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
@@ -141,7 +141,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonReadWriteLock, RedissonReadLock.java, RedissonWriteLock.java, " + redissonSource,
 		Capacity:          CapacityRW,
-		NativeWait:        "Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
+		NativeWait:        "Redisson's own (redisson_wait.go), on redisson_rwlock:{name}: try first, one subscription per lock per process; a read unlock's message (0) wakes one waiter per process, a write unlock's (1) every one sleeping (LockPubSub.java lines 42-52); sleeps at most the returned ttl or the time left (RedissonLock.java lines 227-311, " + redissonRelease + ")",
 		Weakness:          "without a watchdog a long hold outlives the ttl; a stream of readers starves a writer (no queue); every read release scans every read hold's timeout key",
 	}, newRWLock)
 	register(Info{
@@ -150,7 +150,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            semaphoreSource,
 		Capacity:          CapacitySemaphore,
-		NativeWait:        "Redisson waits on the semaphore's channel (SemaphorePubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
+		NativeWait:        "Redisson's own (redisson_wait.go), on redisson_sc:{name}: try first, one subscription per semaphore per process; a release message carrying n free permits wakes min(subscribers, n) of the process's waiters (SemaphorePubSub.java lines 39-43); a waiter sleeps its time left at most (RedissonSemaphore.java lines 287-353, " + redissonRelease + ")",
 		Weakness:          "no owner and no ttl: a holder that dies never gives its permit back (leaked for good, and the key never expires); any client can release",
 	}, newSemaphore)
 	register(Info{
@@ -160,7 +160,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            xsemaphoreSource,
 		Capacity:          CapacitySemaphore,
-		NativeWait:        "Redisson waits on the semaphore's channel (SemaphorePubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
+		NativeWait:        "Redisson's own (redisson_wait.go), as semaphore's, a sleep bounded by the nearest permit's lease end (RedissonPermitExpirableSemaphore.java lines 445-513, SemaphorePubSub.java lines 39-43, " + redissonRelease + ")",
 		Weakness:          "no renewal: a hold longer than the lease lets one more holder in; lease ends trust the clients' clocks; the count and its set never expire",
 	}, newExpirableSemaphore)
 	register(Info{
@@ -173,7 +173,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonMultiLock.java, " + redissonSource,
 		Capacity:          CapacitySet,
-		NativeWait:        "each key waited for as redisson-lock waits: Redisson waits on the lock's channel (LockPubSub); until that wait is built, lockbench's backoff 1ms..50ms stands in for it (redisson.go: redissonNative)",
+		NativeWait:        "each key waited for as redisson-lock waits (redisson_wait.go: LockPubSub, RedissonLock.tryLock), for at most the round's time left; a round as lockInterruptibly draws it (RedissonMultiLock.java lines 242-266, 306-400, " + redissonRelease + ")",
 		Weakness:          "hold and wait in the order given: sets that list shared keys in opposite orders stall a round (1.5s per key), give up and take their first key again at once, which can livelock; one round trip per key",
 	}, newMultiLock)
 	register(Info{

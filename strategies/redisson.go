@@ -8,30 +8,42 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// redissonSource names the Redisson source these strategies follow: RedissonLock.java,
-// RedissonBaseLock.java, RedissonSpinLock.java, RedissonFairLock.java and LockOptions.java at
-// one commit of redisson/redisson (0482efe14713, copyright 2013-2024; no release tag was at
-// hand for it). Its RLock scripts are those redisson/redisson#6748 quotes from 3.29.0.
-const redissonSource = "Redisson 3.x source at commit 0482efe (2024)"
+// redissonSource names the Redisson release these strategies follow: the files under
+// redisson/src/main/java/org/redisson/ (RedissonLock.java, RedissonBaseLock.java,
+// RedissonSpinLock.java, RedissonFairLock.java, RedissonReadLock.java, RedissonWriteLock.java,
+// RedissonMultiLock.java, RedissonSemaphore.java, RedissonPermitExpirableSemaphore.java,
+// pubsub/, renewal/, config/) at tag redisson-4.7.0, commit 0c286e86eb81 (2026-08-04), the
+// newest release; master at 66863978b (2026-08-21) has the same files. Line numbers in these
+// comments are that tag's.
+const redissonSource = "Redisson redisson-4.7.0 (commit 0c286e8)"
+
+// redissonRelease is redissonSource for NativeWait texts.
+const redissonRelease = redissonSource
 
 // redissonLock is Redisson's RLock (RedissonLock), or with spin its RedissonSpinLock. The lock
 // is a hash under the hash-tagged name whose field ownerId counts the owner's holds
 // (redisson_acquire.lua). Unlike reentrant-hash, a release that leaves holds re-arms the lease,
 // and the last one deletes the lock and announces it on the lock's own channel,
-// redisson_lock__channel:{name} (redisson_unlock.lua). With the pubsub wait policy the
-// announcement is a turn (notify.go): where Redisson wakes one waiter in every process that
-// subscribes, lockbench wakes one waiter of the process whose turn it is. A waiter sleeps at
-// most the holder's remaining lease (PTTL), as Redisson's does on its latch.
+// redisson_lock__channel:{name} (redisson_unlock.lua); every unlock runs Redisson's unlock
+// latch (redisson_latch.go).
+//
+// Under --wait native a waiter waits as Redisson's does (redisson_wait.go): it tries first,
+// subscribes to the lock's channel once per process, and sleeps on the channel's latch at most
+// the ttl the script returned. With the pubsub wait policy (a what-if) the announcement is a
+// turn (notify.go): where Redisson wakes one waiter in every process that subscribes,
+// lockbench wakes one waiter of the process whose turn it is.
 //
 // The spin lock never announces; its waiters poll with Redisson's ExponentialBackOff, whatever
-// --wait says (redissonBackoff). The watchdog is lockbench's: --watchdog auto renews every
-// ttl/3, Redisson's 30 s lease renewed every 10 s when the ttl is 30s.
+// --wait says (redissonBackoff). Leases and renewal are Redisson's call's (redisson_call.go:
+// lock()'s 30s lease renewed every 10s unless a ttl is given), renewed once per lock
+// (redisson_renew.go).
 type redissonLock struct {
 	*base
 	c       rueidis.Client
 	spin    bool
 	latches latchSweeper
 	dogs    redissonRenewals
+	ps      *redissonPubSub // Redisson's own wait (--wait native), else nil
 	redissonLease
 }
 
@@ -50,7 +62,8 @@ func newRedissonLock(info Info, o *resolved) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &redissonLock{base: b, c: o.Client, redissonLease: call}, nil
+	ps := redissonNativeWait(b, o.Client, lockMessages, redissonLockChannel, sleepTTL)
+	return &redissonLock{base: b, c: o.Client, ps: ps, redissonLease: call}, nil
 }
 
 func newRedissonSpinLock(info Info, o *resolved) (Strategy, error) {
@@ -123,11 +136,18 @@ func (s *redissonLock) release(ctx context.Context, l *lease) error {
 	return s.turned(l.name, r)
 }
 
-// Close waits for the unlock latches' DELs in flight.
+// redissonLockChannel is RedissonLock.getChannelName for the lock named key.
+func redissonLockChannel(key string) string { return "redisson_lock__channel:" + hashTagged(key) }
+
+// Close ends the subscriptions and waits for the unlock latches' DELs in flight.
 func (s *redissonLock) Close() error {
+	closePubSub(s.ps)
 	s.latches.wait()
 	return s.base.Close()
 }
+
+// Stats adds Redisson's own subscriptions to the common counters.
+func (s *redissonLock) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
 
 func (s *redissonLock) renew(ctx context.Context, l *lease) (bool, error) {
 	// RedissonBaseLock.renewExpirationAsync: the same script as reentrant-hash's renewal.

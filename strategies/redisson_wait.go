@@ -3,6 +3,7 @@ package strategies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -14,21 +15,21 @@ import (
 
 // Redisson's own waiting (redisson-4.7.0), for the Redisson family under --wait native:
 //
-//   - RedissonLock.tryLock(waitTime, leaseTime) (RedissonLock.java lines 226-311): try first
+//   - RedissonLock.tryLock(waitTime, leaseTime) (RedissonLock.java lines 227-311): try first
 //     (a waiter barges in on a free lock, and a holder's re-entry never waits); subscribe to
 //     the lock's channel; then loop: try, and sleep on the channel's latch at most the ttl
 //     the script returned when it is below the time left, else the time left.
-//     RedissonSemaphore.tryAcquire(permits, waitTime) (RedissonSemaphore.java lines 287-350)
+//     RedissonSemaphore.tryAcquire(permits, waitTime) (RedissonSemaphore.java lines 287-353)
 //     is the same loop without a ttl: it sleeps the time left; RedissonPermitExpirableSemaphore
-//     (lines 445-505) sleeps at most until the nearest permit's lease ends.
+//     (lines 445-513) sleeps at most until the nearest permit's lease ends.
 //   - One subscription per channel per client, shared by every waiter of the process
-//     (PublishSubscribe.subscribe/unsubscribe, pubsub/PublishSubscribe.java lines 46-129):
+//     (PublishSubscribe.subscribe/unsubscribe, pubsub/PublishSubscribe.java lines 44-129):
 //     the first waiter SUBSCRIBEs, the last one to leave UNSUBSCRIBEs.
 //   - The latch is a counting semaphore that starts at 0 (RedissonLockEntry). LockPubSub
-//     (pubsub/LockPubSub.java lines 41-51): UNLOCK_MESSAGE (0) adds one permit, which wakes one
+//     (pubsub/LockPubSub.java lines 42-52): UNLOCK_MESSAGE (0) adds one permit, which wakes one
 //     waiter, or the next to sleep when nobody sleeps yet; READ_UNLOCK_MESSAGE (1) adds as
 //     many as there are sleepers, waking them all. SemaphorePubSub (pubsub/SemaphorePubSub.java
-//     lines 36-41): a release message carrying the free count n adds min(subscribers, n).
+//     lines 39-43): a release message carrying the free count n adds min(subscribers, n).
 //
 // Each process (each strategy instance: lockbench's processes each build their own) has its
 // own subscriptions, so that every unlock message wakes one waiter in every subscribed process.
@@ -350,4 +351,45 @@ func (p *redissonPubSub) tryLock(ctx context.Context, ch string, try attempt, sl
 			return nil, nil
 		}
 	}
+}
+
+// redissonNativeWait makes b wait as Redisson does under --wait native (base.native): on the
+// channel channel(key) names, through this process's subscriptions ps, sleeping per sleep
+// between tries. It returns nil when the wait policy is not native: the generic policies
+// (lockbench's what-ifs) wait then.
+func redissonNativeWait(b *base, c rueidis.Client, kind redissonMessages, channel func(key string) string, sleep redissonSleep) *redissonPubSub {
+	if b.o.Wait.Kind != WaitNative {
+		return nil
+	}
+	ps := newRedissonPubSub(c, kind)
+	b.native = func(ctx context.Context, key, owner string, try attempt) (Lease, error) {
+		stamped := func(ctx context.Context) (Lease, time.Duration, error) { return b.attempt(ctx, try) }
+		l, err := ps.tryLock(ctx, channel(key), stamped, sleep, &b.failedAttempts)
+		switch {
+		case l != nil:
+			return l, nil
+		case err != nil:
+			return nil, b.attemptErr(ctx, key, err)
+		case ctx.Err() != nil:
+			return nil, notAcquired(ctx, key)
+		}
+		return nil, fmt.Errorf("%w: key %s: %w", ErrNotAcquired, key, context.DeadlineExceeded)
+	}
+	return ps
+}
+
+// closePubSub ends ps's subscriptions (nil: none).
+func closePubSub(ps *redissonPubSub) {
+	if ps != nil {
+		ps.close()
+	}
+}
+
+// withPubSub adds ps's counts to a strategy's Stats.
+func withPubSub(s Stats, ps *redissonPubSub) Stats {
+	if ps != nil {
+		s.Notifications += ps.messages.Load()
+		s.Subscriptions += ps.subscribes.Load()
+	}
+	return s
 }

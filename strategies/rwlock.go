@@ -29,6 +29,7 @@ type rwLock struct {
 	c       rueidis.Client
 	latches latchSweeper
 	dogs    redissonRenewals
+	ps      *redissonPubSub // Redisson's own wait (--wait native), else nil
 	redissonLease
 }
 
@@ -44,7 +45,8 @@ func newRWLock(info Info, o *resolved) (Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rwLock{base: b, c: o.Client, redissonLease: call}, nil
+	ps := redissonNativeWait(b, o.Client, lockMessages, func(key string) string { return rwChannel(hashTagged(key)) }, sleepTTL)
+	return &rwLock{base: b, c: o.Client, ps: ps, redissonLease: call}, nil
 }
 
 func rwChannel(lockKey string) string { return "redisson_rwlock:" + lockKey }
@@ -100,11 +102,15 @@ func (s *rwLock) delLatch(err error, latch string) {
 	}
 }
 
-// Close waits for the unlock latches' DELs in flight.
+// Close ends the subscriptions and waits for the unlock latches' DELs in flight.
 func (s *rwLock) Close() error {
+	closePubSub(s.ps)
 	s.latches.wait()
 	return s.base.Close()
 }
+
+// Stats adds Redisson's own subscriptions to the common counters.
+func (s *rwLock) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
 
 func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
 	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
