@@ -63,6 +63,7 @@ type redissonEntry struct {
 	ch      string
 	refs    int           // subscribers (RedissonLockEntry.counter); under the pubsub's mu
 	ready   chan struct{} // closed once Redis confirmed the SUBSCRIBE
+	left    chan struct{} // set when the last subscriber left; closed once UNSUBSCRIBE was answered
 	latchMu sync.Mutex
 	permits int
 	sleep   []chan struct{} // sleepers, FIFO (java.util.concurrent.Semaphore's queue)
@@ -78,6 +79,18 @@ var errRedissonPubSubClosed = errors.New("redisson pubsub closed")
 // does yet, and returns once Redis confirmed it.
 func (p *redissonPubSub) subscribe(ctx context.Context, ch string) (*redissonEntry, error) {
 	p.mu.Lock()
+	for e := p.entries[ch]; e != nil && e.left != nil; e = p.entries[ch] {
+		// Its UNSUBSCRIBE is on its way: subscribe after it, as Redisson's per-channel
+		// semaphore orders them (PublishSubscribeService.getSemaphore).
+		left := e.left
+		p.mu.Unlock()
+		select {
+		case <-left:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		p.mu.Lock()
+	}
 	if p.closed {
 		p.mu.Unlock()
 		return nil, errRedissonPubSubClosed
@@ -175,22 +188,33 @@ func (p *redissonPubSub) markBroken(conn rueidis.DedicatedClient) {
 	p.mu.Unlock()
 }
 
-// unsubscribe leaves e's subscription; the last to leave UNSUBSCRIBEs the channel.
+// unsubscribe leaves e's subscription; the last to leave UNSUBSCRIBEs the channel, in the
+// background (the waiter goes on, as Redisson's unsubscribe is asynchronous); a subscriber
+// that comes meanwhile subscribes after it.
 func (p *redissonPubSub) unsubscribe(e *redissonEntry) {
 	p.mu.Lock()
 	e.refs--
-	last := e.refs == 0 && p.entries[e.ch] == e
-	if last {
-		delete(p.entries, e.ch)
+	if e.refs > 0 || p.entries[e.ch] != e {
+		p.mu.Unlock()
+		return
 	}
+	e.left = make(chan struct{})
 	conn := p.conn
 	broken := p.broken || p.closed
 	p.mu.Unlock()
-	if last && conn != nil && !broken {
-		ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
-		_ = conn.Do(ctx, conn.B().Unsubscribe().Channel(e.ch).Build()).Error()
-		cancel()
-	}
+	go func() {
+		if conn != nil && !broken {
+			ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+			_ = conn.Do(ctx, conn.B().Unsubscribe().Channel(e.ch).Build()).Error()
+			cancel()
+		}
+		p.mu.Lock()
+		if p.entries[e.ch] == e {
+			delete(p.entries, e.ch)
+		}
+		p.mu.Unlock()
+		close(e.left)
+	}()
 }
 
 func (p *redissonPubSub) onMessage(m rueidis.PubSubMessage) {
