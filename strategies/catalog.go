@@ -129,7 +129,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            "RedissonFairLock.java, " + redissonSource,
 		NativeWait:        "Redisson's own (redisson_fair.go, redisson_wait.go): queued, a waiter subscribes to its own channel (redisson_lock__channel:{name}:owner, RedissonFairLock.java lines 57-67), which only the release that makes it the head publishes to, and sleeps at most the ttl the script returned or its time left (RedissonLock.java lines 227-311); its thread wait is its acquire timeout, as tryLock(waitTime) (" + redissonRelease + ")",
-		Weakness:          "a waiter that dies holds everyone queued behind it for the thread wait time (5 minutes); timeouts trust the clients' clocks; one subscription per waiter",
+		Weakness:          "a waiter that dies holds everyone queued behind it for its thread wait (its wait time, --acquire-timeout, as tryLock(waitTime)); timeouts trust the clients' clocks; one subscription per waiter",
 	}, newRedissonFair)
 	register(Info{
 		Name:              "rw-lock",
