@@ -76,11 +76,11 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 	}
 	defer s.notify.leave(w)
 
-	var retryIn time.Duration // the holder's remaining lease, as the last try saw it
+	var retryIn time.Duration // the holder's remaining lease as the last try saw it, plus 1ms: > 0
 	try := func() (bool, error) {
 		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		if n < 0 {
-			retryIn = time.Duration(-1-n) * time.Millisecond
+			retryIn = time.Duration(-n) * time.Millisecond
 		}
 		return n == 1, err
 	}
