@@ -11,12 +11,14 @@ import (
 
 // strategiesCmd prints the catalog: what each strategy guarantees and how it fails.
 func strategiesCmd(args []string, stdout, _ io.Writer) error {
-	fs := newFlags("strategies [--format table|json]",
+	fs := newFlags("strategies [--format table|json] [--verbose]",
 		"Lists every lock strategy lockbench implements, with its properties, the service it runs on,\n"+
-			"its source (a seed article, or a library and its version), the lockbench options it honours\n"+
-			"(all, or for a library measured as shipped those it maps onto its own) and the weakness the\n"+
-			"tool can expose.", stdout)
+			"its source (a seed article, or a library and its version), its own wait (what --wait native,\n"+
+			"the default, does for it; spin, backoff and pubsub are lockbench's what-ifs), the lockbench\n"+
+			"options it honours (all, or for a library measured as shipped those it maps onto its own)\n"+
+			"and the weakness the tool can expose.", stdout)
 	format := fs.StringP("format", "f", "table", "output format: table or json")
+	verbose := fs.BoolP("verbose", "v", false, "show each strategy's whole native wait, with its source, in the WAIT column (json always has it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -29,11 +31,15 @@ func strategiesCmd(args []string, stdout, _ io.Writer) error {
 	case "table":
 		rows := make([][]string, 0, len(catalog))
 		for _, i := range catalog {
+			wait := i.NativeWaitShort()
+			if *verbose {
+				wait = i.NativeWait
+			}
 			rows = append(rows, []string{i.Name, yes(i.SafeUnlock), yes(i.Reentrant), yes(i.AutoRenew),
-				yes(i.Fencing), yes(i.MultiNode), service(i), i.Source, applies(i), i.Weakness})
+				yes(i.Fencing), yes(i.MultiNode), service(i), i.Source, orDash(wait), applies(i), i.Weakness})
 		}
 		return report.Table(stdout, []string{"NAME", "SAFE UNLOCK", "REENTRANT", "AUTO-RENEW", "FENCING", "MULTI-NODE",
-			"SERVICE", "SOURCE", "OPTIONS", "WEAKNESS"}, rows)
+			"SERVICE", "SOURCE", "WAIT", "OPTIONS", "WEAKNESS"}, rows)
 	}
 	return usageErrorf("invalid --format %q: valid: table, json", *format)
 }
@@ -61,4 +67,11 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "-"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
