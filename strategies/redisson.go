@@ -47,13 +47,10 @@ type redissonLock struct {
 	redissonLease
 }
 
-// redissonNative is the generic policy the Redisson family waits with under --wait native
-// until its base's native is Redisson's own wait (LockPubSub, SemaphorePubSub: try first, one
-// subscription to the lock's channel per lock and process, a sleep bounded by the ttl the
-// script returned). It is lockbench's default backoff, 1ms..50ms: it leaves the release
-// scripts as Redisson's, publishing on Redisson's own channel (the pubsub policy would put
-// lockbench's turns in them), and a waiter still tries first and polls, as the native wait
-// will between messages.
+// redissonNative is the generic policy the Redisson family names as its own under --wait
+// native (newBaseWaiting). Its own wait is base.native, Redisson's (redisson_wait.go), which
+// base.wait calls instead; this backoff only sets base.policy, which the native wait never
+// reads.
 var redissonNative = Wait{Kind: WaitBackoff}
 
 func newRedissonLock(info Info, o *resolved) (Strategy, error) {
