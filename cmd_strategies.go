@@ -14,13 +14,15 @@ import (
 
 // strategiesCmd prints the catalog: what each strategy guarantees and how it fails.
 func strategiesCmd(args []string, stdout, _ io.Writer) error {
-	fs := newFlags("strategies [--format table|json] [NAME...]",
+	fs := newFlags("strategies [--format table|json] [--verbose] [NAME...]",
 		"Lists every lock strategy lockbench implements, with its properties, the service it runs on,\n"+
-			"its source (a seed article, or a library and its version), the lockbench options it honours\n"+
-			"(all, or for a library measured as shipped those it maps onto its own) and the weakness the\n"+
-			"tool can expose. Names (token, lua:DIR, ...) list only those: a lock of your own shows\n"+
-			"what lockbench reads from its files.", stdout)
+			"its source (a seed article, or a library and its version), its own wait (what --wait native,\n"+
+			"the default, does for it; spin, backoff and pubsub are lockbench's what-ifs), the lockbench\n"+
+			"options it honours (all, or for a library measured as shipped those it maps onto its own)\n"+
+			"and the weakness the tool can expose. Names (token, lua:DIR, ...) list only those: a lock\n"+
+			"of your own shows what lockbench reads from its files.", stdout)
 	format := fs.StringP("format", "f", "table", "output format: table or json")
+	verbose := fs.BoolP("verbose", "v", false, "show each strategy's whole native wait, with its source, in the WAIT column (json always has it)")
 	names, err := parseNames(fs, args)
 	if err != nil {
 		return err
@@ -44,11 +46,15 @@ func strategiesCmd(args []string, stdout, _ io.Writer) error {
 	case "table":
 		rows := make([][]string, 0, len(catalog))
 		for _, i := range catalog {
+			wait := i.NativeWaitShort()
+			if *verbose {
+				wait = i.NativeWait
+			}
 			rows = append(rows, []string{i.Name, yes(i.SafeUnlock), yes(i.Reentrant), yes(i.AutoRenew),
-				yes(i.Fencing), yes(i.MultiNode), service(i), i.Source, applies(i), i.Weakness})
+				yes(i.Fencing), yes(i.MultiNode), service(i), i.Source, orDash(wait), applies(i), i.Weakness})
 		}
 		return report.Table(stdout, []string{"NAME", "SAFE UNLOCK", "REENTRANT", "AUTO-RENEW", "FENCING", "MULTI-NODE",
-			"SERVICE", "SOURCE", "OPTIONS", "WEAKNESS"}, rows)
+			"SERVICE", "SOURCE", "WAIT", "OPTIONS", "WEAKNESS"}, rows)
 	}
 	return usageErrorf("invalid --format %q: valid: table, json", *format)
 }
@@ -88,4 +94,11 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "-"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

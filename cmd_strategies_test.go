@@ -71,3 +71,45 @@ func regexpVersion(line string) bool {
 	}
 	return false
 }
+
+// Every strategy says how it waits under --wait native: the table's WAIT column shows the
+// short form, --verbose and the json the whole line with its source.
+func TestStrategiesShowTheNativeWait(t *testing.T) {
+	code, stdout, _ := cli("strategies", "--format", "json")
+	var infos []strategies.Info
+	if err := json.Unmarshal([]byte(stdout), &infos); err != nil || code != exitOK {
+		t.Fatalf("json: exit %d, %v", code, err)
+	}
+	if !strings.Contains(stdout, `"native_wait": "`) {
+		t.Errorf("json lacks native_wait")
+	}
+	_, table, _ := cli("strategies")
+	_, verbose, _ := cli("strategies", "--verbose")
+	header, _, _ := strings.Cut(table, "\n")
+	if !strings.Contains(header, " WAIT ") {
+		t.Errorf("header lacks WAIT: %s", header)
+	}
+	for _, i := range infos {
+		short := i.NativeWaitShort()
+		if short == "" || short == i.NativeWait || len(short) > 24 {
+			t.Errorf("%s: native wait %q: want a short form of at most 24 characters, then \": \" and the details", i.Name, i.NativeWait)
+			continue
+		}
+		if row := rowOf(table, i.Name); !strings.Contains(row, "  "+short+"  ") || strings.Contains(row, i.NativeWait) {
+			t.Errorf("%s: table row shows not just %q: %s", i.Name, short, row)
+		}
+		if row := rowOf(verbose, i.Name); !strings.Contains(row, i.NativeWait) {
+			t.Errorf("%s: --verbose row lacks %q: %s", i.Name, i.NativeWait, row)
+		}
+	}
+}
+
+// rowOf returns the line of table whose first field is name.
+func rowOf(table, name string) string {
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			return line
+		}
+	}
+	return ""
+}

@@ -22,6 +22,22 @@ type base struct {
 	o      *resolved
 	notify *notifier // nil unless the wait policy is pubsub
 
+	// policy is the generic wait policy that wait follows between attempts: Options.Wait, or
+	// under --wait native the one nativePolicy names (lockbench's default backoff when it
+	// names none).
+	policy Wait
+	// nativePolicy is the generic policy that is the strategy's own wait, set by its
+	// constructor through newBaseWaiting (Info.NativeWait says why); Kind WaitNative = none
+	// of them is: native then, or lockbench's default backoff while native is nil.
+	nativePolicy Wait
+	// native is the strategy's own wait under --wait native when none of the generic
+	// policies is it (Redisson's lock channel); nil = the policy nativePolicy names.
+	native func(ctx context.Context, key, owner string, try attempt) (Lease, error)
+	// holds counts the leases each owner holds per lock in this process, for a reentrant
+	// strategy (Info.Reentrant): a holder's nested acquire tries at once, never queues behind
+	// the local waiters for the lock it holds (holding). nil for the others.
+	holds *holdCounter
+
 	// releasePause is Hooks.ReleasePause as the common release runs it, before the release's
 	// first command (lease.Release, redlockLease.Release). get-del clears it: its pause
 	// belongs between its GET and its DEL, where it runs the hook itself.
@@ -38,9 +54,28 @@ type base struct {
 	renewals, renewFailures, failedAttempts, unreplicated atomic.Uint64
 }
 
+// newBase is newBaseWaiting for a strategy none of whose generic policies is its own wait:
+// under --wait native it waits with b.native once its constructor sets it, else with
+// lockbench's default backoff.
 func newBase(info Info, o *resolved, notifyVia rueidis.Client) (*base, error) {
-	b := &base{info: info, o: o, releasePause: o.Hooks.ReleasePause}
-	if o.Wait.Kind == WaitPubSub {
+	return newBaseWaiting(info, o, notifyVia, Wait{})
+}
+
+// newBaseWaiting makes the base of a strategy whose own wait, under --wait native, is the
+// generic policy native (Kind WaitNative: none; see newBase).
+func newBaseWaiting(info Info, o *resolved, notifyVia rueidis.Client, native Wait) (*base, error) {
+	b := &base{info: info, o: o, releasePause: o.Hooks.ReleasePause, nativePolicy: native, policy: o.Wait}
+	if o.Wait.Kind == WaitNative {
+		b.policy = native
+		if native.Kind == WaitNative {
+			b.policy = Wait{Kind: WaitBackoff}
+		}
+		b.policy = b.policy.withDefaults()
+	}
+	if info.Reentrant {
+		b.holds = newHoldCounter()
+	}
+	if b.policy.Kind == WaitPubSub {
 		n, err := newNotifier(notifyVia, o.patience)
 		if err != nil {
 			return nil, err
@@ -162,10 +197,14 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	if b.native != nil && b.o.Wait.Kind == WaitNative {
+		return b.native(ctx, key, owner, try)
+	}
 	var w *waiter
-	if b.notify != nil && b.notify.waiting(key) {
+	if b.notify != nil && b.notify.waiting(key) && !b.holding(key, owner) {
 		// Others of this process may be queued for this lock: queue behind them before
-		// trying, so that only the head contends with Redis.
+		// trying, so that only the head contends with Redis. A holder's re-entry does not:
+		// they wait for the lock it holds, and only its own release would wake them.
 		var err error
 		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
 			return nil, b.attemptErr(ctx, key, err)
@@ -339,7 +378,7 @@ func (b *base) blindDelete(ctx context.Context, c rueidis.Client, name, key stri
 // returned. With delayedRetry, spin and backoff wait retryIn on top of their own pause; pubsub
 // already sleeps just retryIn when it is set.
 func (b *base) pause(n int, retryIn time.Duration) time.Duration {
-	w := b.o.Wait
+	w := b.policy
 	var d time.Duration
 	switch w.Kind {
 	case WaitSpin:

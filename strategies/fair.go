@@ -29,8 +29,15 @@ type fair struct {
 	queueTTL string
 }
 
+// fairNative is fair's own wait, lockbench's design: the release that hands the lock over
+// wakes its new holder, so a queued waiter has nothing to poll for while the holder's lease
+// runs, and polls when it ends (pubsub's timer: the remaining lease the last try saw), for
+// a lease that ran out with nobody to hand it on. The rest of the pubsub policy (local
+// FIFO, turns) fair never uses.
+var fairNative = Wait{Kind: WaitPubSub}
+
 func newFair(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, fairNative)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +46,7 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 			return nil, err
 		}
 	}
-	poll := max(o.TTL, o.Wait.Max, o.Wait.Interval)
+	poll := max(o.TTL, b.policy.Max, b.policy.Interval)
 	return &fair{base: b, c: o.Client, queueTTL: strconv.FormatInt(2*poll.Milliseconds(), 10)}, nil
 }
 
@@ -69,8 +76,12 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 	}
 	defer s.notify.leave(w)
 
+	var retryIn time.Duration // the holder's remaining lease as the last try saw it, plus 1ms: > 0
 	try := func() (bool, error) {
 		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
+		if n < 0 {
+			retryIn = time.Duration(-n) * time.Millisecond
+		}
 		return n == 1, err
 	}
 	won := func() (Lease, error) { return s.newLease(s, key, lockKey, owner, tok, 0), nil }
@@ -108,7 +119,7 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 	defer timer.Stop()
 	for n := 0; ; n++ {
 		s.failedAttempts.Add(1)
-		timer.Reset(s.pause(n, 0))
+		timer.Reset(s.pause(n, retryIn))
 		select {
 		case <-ctx.Done():
 			return giveUp(ctx.Err())

@@ -22,7 +22,7 @@ type getDel struct {
 }
 
 func newGetDel(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, articleLoop)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ func (l *lease) stampValid(t time.Time) { l.validFrom.Store(int64(max(t.Sub(epoc
 
 func (b *base) newLease(ops leaseOps, name, key, owner, token string, fence uint64) *lease {
 	l := &lease{ops: ops, b: b, name: name, key: key, owner: owner, token: token, fence: fence}
+	if b.holds != nil {
+		b.holds.add(name, owner, 1) // until Release
+	}
 	if b.o.renewal > 0 {
 		l.dog = startWatchdog(b, l)
 	}
@@ -73,6 +76,9 @@ func (b *base) newLease(ops leaseOps, name, key, owner, token string, fence uint
 func (l *lease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
+	}
+	if l.b.holds != nil {
+		l.b.holds.add(l.name, l.owner, -1)
 	}
 	if l.dog != nil {
 		l.dog.stop()

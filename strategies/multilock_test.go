@@ -83,3 +83,44 @@ func TestMultiLockOverlappingSets(t *testing.T) {
 	}
 	t.Logf("failed attempts (members and rounds): %d", procs[0].Stats().FailedAttempts+procs[1].Stats().FailedAttempts)
 }
+
+// TestMultiLockLeaseWhileAcquiring: with a lease (--ttl), RedissonMultiLock takes each key
+// with a lease of twice the round while the set is incomplete, so that a key taken early
+// outlives a long wait for the next, then sets every key's lease to the ttl once it holds
+// them all (checkLeaseTime).
+func TestMultiLockLeaseWhileAcquiring(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "multilock")
+	const ttl = 4 * time.Second // above the round of 2 keys (3s): rounds of 3..4s, keys at 6..8s
+	s := e.strategy(t, withTTL(ttl))
+	prefix := redistest.Prefix(t)
+	k1, k2 := prefix+"k1", prefix+"k2"
+	other := acquire(t, s, k2, "other")
+
+	got := make(chan strategies.Lease, 1)
+	go func() {
+		l, err := s.(strategies.SetLocker).AcquireSet(context.Background(), []string{k1, k2}, "set")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	pollUntil(t, "the set's first key taken", func() bool {
+		n, _ := e.client.Do(context.Background(), e.client.B().Exists().Key("{"+k1+"}").Build()).AsInt64()
+		return n == 1
+	})
+	if left := pttl(t, e.client, "{"+k1+"}"); left <= ttl {
+		t.Errorf("while the set waits for its second key, the first's lease is %s, want twice the round (above the ttl %s)", left, ttl)
+	}
+	release(t, other)
+	l := <-got
+	if l == nil {
+		t.FailNow()
+	}
+	for _, k := range []string{k1, k2} {
+		if left := pttl(t, e.client, "{"+k+"}"); left > ttl {
+			t.Errorf("once the set is held, %s's lease is %s, want the ttl %s", k, left, ttl)
+		}
+	}
+	release(t, l)
+}

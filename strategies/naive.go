@@ -16,7 +16,7 @@ type naive struct {
 }
 
 func newNaive(info Info, o *resolved) (*naive, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, articleLoop)
 	if err != nil {
 		return nil, err
 	}
@@ -137,3 +137,12 @@ func (s *setnxStale) Acquire(ctx context.Context, key, owner string) (Lease, err
 		}
 	})
 }
+
+// articleLoop is the articles' own wait, their locks' native one (Info.NativeWait): try
+// again at once, for as long as the caller waits. The seeds that show a retry show it
+// without a pause: seed 000's clients "keep retrying" (000 l.98) and its setnx lock's
+// do-while retries at once (l.117-143); seed 002's waiter "enters a while loop, trying
+// without stop" (002 l.133). Seeds 001, 003 and 004 show a single try (tryLock returns at
+// once: 004 l.58-78, 001 l.60), for which the same loop is the one a caller writes around it
+// when it must have the lock; lockbench adds no pause of its own.
+var articleLoop = Wait{Kind: WaitSpin}

@@ -32,8 +32,13 @@ type Options struct {
 	// strategies whose Info().AutoRenew is true accept it. See ParseWatchdog.
 	Watchdog Watchdog
 
-	// Wait is how a blocked acquirer waits. The zero value is the default,
-	// backoff:1ms..50ms. See ParseWait.
+	// DefaultLease says the caller chose no lease: TTL is a default, not the user's. The
+	// Redisson family then runs as Redisson's lock() does when Watchdog is off too: a 30s
+	// lease renewed every 10s (lockWatchdogTimeout; see LeaseReporter). The others ignore it.
+	DefaultLease bool
+
+	// Wait is how a blocked acquirer waits. The zero value is the default, native: each
+	// strategy waits as its source does (Info.NativeWait). See ParseWait.
 	Wait Wait
 
 	// DriftFactor is redlock's clock drift allowance: a lock is valid for
@@ -173,12 +178,17 @@ func ParseWatchdog(s string) (Watchdog, error) {
 type WaitKind int
 
 const (
-	// WaitBackoff sleeps a jittered, doubling interval between attempts (the zero value).
-	WaitBackoff WaitKind = iota
-	// WaitSpin retries at a fixed interval, as the seeds' retry loops do.
+	// WaitNative waits as the strategy's source does (Info.NativeWait): the article's loop,
+	// Redisson's own wait, a library's. The zero value, and the default. The other kinds are
+	// lockbench's what-ifs: what a better client-side wait would buy.
+	WaitNative WaitKind = iota
+	// WaitBackoff sleeps a jittered, doubling interval between attempts.
+	WaitBackoff
+	// WaitSpin retries at a fixed interval.
 	WaitSpin
-	// WaitPubSub sleeps until a release is announced on the lock's channel (Redisson's design);
-	// each message wakes exactly one waiter of this process, never all of them.
+	// WaitPubSub is lockbench's scheduler (notify.go): a local FIFO per lock, a release
+	// announced to the process whose turn it is, which wakes exactly one of its waiters, and
+	// for token a hand-off inside the release script. No article or library waits this way.
 	WaitPubSub
 )
 
@@ -200,6 +210,8 @@ const (
 
 func (w Wait) String() string {
 	switch w.Kind {
+	case WaitNative:
+		return "native"
 	case WaitSpin:
 		return "spin:" + w.Interval.String()
 	case WaitPubSub:
@@ -221,7 +233,7 @@ func (w Wait) withDefaults() Wait {
 	return w
 }
 
-const waitForms = "valid: spin[:INTERVAL] (default 1ms), backoff[:MIN..MAX] (default 1ms..50ms), pubsub"
+const waitForms = "valid: native (the default: each lock's own wait), or lockbench's what-ifs spin[:INTERVAL] (default 1ms), backoff[:MIN..MAX] (default 1ms..50ms), pubsub"
 
 // Set parses s into w; with String and Type it makes Wait a pflag.Value.
 func (w *Wait) Set(s string) error {
@@ -244,7 +256,8 @@ func reasonOnly(err error) error {
 	return err
 }
 
-// ParseWait reads "spin", "spin:5ms", "backoff", "backoff:1ms..100ms" or "pubsub".
+// ParseWait reads "native" (or "", the default), "spin", "spin:5ms", "backoff",
+// "backoff:1ms..100ms" or "pubsub".
 func ParseWait(s string) (Wait, error) {
 	bad := func(reason string) (Wait, error) {
 		if reason != "" {
@@ -254,6 +267,11 @@ func ParseWait(s string) (Wait, error) {
 	}
 	name, arg, hasArg := strings.Cut(s, ":")
 	switch name {
+	case "", "native":
+		if hasArg {
+			return bad("native takes no argument")
+		}
+		return Wait{}, nil
 	case "pubsub":
 		if hasArg {
 			return bad("pubsub takes no argument")
@@ -269,7 +287,7 @@ func ParseWait(s string) (Wait, error) {
 			w.Interval = d
 		}
 		return w, nil
-	case "", "backoff":
+	case "backoff":
 		w := Wait{Kind: WaitBackoff, Min: defaultBackoffMin, Max: defaultBackoffMax}
 		if hasArg {
 			lo, hi, ok := strings.Cut(arg, "..")
@@ -387,6 +405,7 @@ func (r *resolved) resolveRest(info Info) (*resolved, error) {
 		}
 	}
 	switch o.Wait.Kind {
+	case WaitNative: // the strategy's own (base.policy)
 	case WaitSpin:
 		if o.Wait.Interval < 0 {
 			return nil, &OptionError{Field: "wait", Value: o.Wait.String(), Reason: "spin interval must be >= 0; " + waitForms}

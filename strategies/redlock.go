@@ -25,7 +25,7 @@ type redlock struct {
 func newRedlock(info Info, o *resolved) (Strategy, error) {
 	// With the pubsub wait policy releases are announced on, and awaited from, the first node;
 	// if it is down, waiters fall back to their timers.
-	b, err := newBase(info, o, o.Nodes[0])
+	b, err := newBaseWaiting(info, o, o.Nodes[0], articleLoop)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,9 @@ func (s *redlock) Acquire(ctx context.Context, key, owner string) (Lease, error)
 // random delay (splitVoteDelay) the next round waits for under every wait policy: on top of
 // the spin or backoff pause, and in place of pubsub's ttl-long fallback timer, since nobody
 // holds a majority and no release will be announced. A round that no node granted found the
-// lock held and waits per the policy alone, like any other strategy.
+// lock held and waits per the policy alone, like any other strategy; natively (--wait
+// native), it too waits the random delay, as the algorithm says ("retry after a random
+// delay"), and nothing else.
 func (s *redlock) attempt(ctx context.Context, key, owner string) (Lease, time.Duration, error) {
 	tok := newToken(owner)
 	sent := time.Now() // the real clock, whatever the fault layer makes s.o.now read
@@ -62,7 +64,9 @@ func (s *redlock) attempt(ctx context.Context, key, owner string) (Lease, time.D
 	if granted == 0 && failed > len(s.nodes)-s.quorum {
 		return nil, 0, fmt.Errorf("no majority reachable: %d of %d nodes failed: %w", failed, len(s.nodes), firstErr)
 	}
-	if granted > 0 {
+	if granted > 0 || s.o.Wait.Kind == WaitNative {
+		// Natively (articleLoop, with no pause of its own), every failed round waits the
+		// random delay: the algorithm's "retry after a random delay".
 		return nil, splitVoteDelay(elapsed), nil
 	}
 	return nil, 0, nil

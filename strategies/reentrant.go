@@ -104,7 +104,7 @@ type reentrantHash struct {
 }
 
 func newReentrantHash(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, articleLoop)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,11 @@ import (
 // reader, the lock and every reader's timeout keys.
 type rwLock struct {
 	*base
-	c rueidis.Client
+	c       rueidis.Client
+	latches latchSweeper
+	dogs    redissonRenewals
+	ps      *redissonPubSub // Redisson's own wait (--wait native), else nil
+	redissonLease
 }
 
 // rwReader is the rwLock's side of a read lease.
@@ -36,11 +40,13 @@ type rwReader rwLock
 const redissonReadUnlockMessage = "1"
 
 func newRWLock(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	call := redissonCall(o)
+	b, err := newBaseWaiting(info, o, o.Client, redissonNative)
 	if err != nil {
 		return nil, err
 	}
-	return &rwLock{base: b, c: o.Client}, nil
+	ps := redissonNativeWait(b, o.Client, lockMessages, func(key string) string { return rwChannel(hashTagged(key)) }, sleepTTL)
+	return &rwLock{base: b, c: o.Client, ps: ps, redissonLease: call}, nil
 }
 
 func rwChannel(lockKey string) string { return "redisson_rwlock:" + lockKey }
@@ -51,7 +57,7 @@ func (s *rwLock) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := rwWriteAcquireScript.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, field}).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			return s.newLease(s, key, lockKey, owner, field, 0), 0, nil
+			return s.dogs.newLease(s.base, s, key, lockKey, owner, field), 0, nil
 		}
 		return nil, time.Duration(pttl) * time.Millisecond, err
 	})
@@ -65,7 +71,7 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 	l, err := s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		pttl, err := rwReadAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
 		if rueidis.IsRedisNil(err) {
-			return s.newLease((*rwReader)(s), key, lockKey, owner, owner, 0), 0, nil
+			return s.dogs.newLease(s.base, (*rwReader)(s), key, lockKey, owner, owner), 0, nil
 		}
 		return nil, time.Duration(pttl) * time.Millisecond, err
 	})
@@ -76,8 +82,10 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 }
 
 func (s *rwLock) release(ctx context.Context, l *lease) error {
-	keys, args := s.announce([]string{l.key}, []string{redissonReadUnlockMessage, s.o.ttlArg, l.token}, l.name, rwChannel(l.key))
+	latch := unlockLatchKey(l.key)
+	keys, args := s.announce([]string{l.key, latch}, []string{redissonReadUnlockMessage, s.o.ttlArg, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
 	r, err := rwWriteUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
@@ -87,6 +95,23 @@ func (s *rwLock) release(ctx context.Context, l *lease) error {
 	return s.announced(l.name, r)
 }
 
+// delLatch DELs an unlock's latch once its script answered (RedissonBaseLock.unlockInnerAsync).
+func (s *rwLock) delLatch(err error, latch string) {
+	if err == nil || rueidis.IsRedisNil(err) {
+		s.latches.del(s.c, latch)
+	}
+}
+
+// Close ends the subscriptions and waits for the unlock latches' DELs in flight.
+func (s *rwLock) Close() error {
+	closePubSub(s.ps)
+	s.latches.wait()
+	return s.base.Close()
+}
+
+// Stats adds Redisson's own subscriptions to the common counters.
+func (s *rwLock) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
+
 func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
 	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
 	return n == 1, err
@@ -94,9 +119,11 @@ func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
 
 func (r *rwReader) release(ctx context.Context, l *lease) error {
 	s := (*rwLock)(r)
-	keys := []string{l.key, l.key + ":" + l.token + ":rwlock_timeout", l.key}
-	keys, args := s.announce(keys, []string{redissonUnlockMessage, l.token}, l.name, rwChannel(l.key))
+	latch := unlockLatchKey(l.key)
+	keys := []string{l.key, l.key + ":" + l.token + ":rwlock_timeout", l.key, latch}
+	keys, args := s.announce(keys, []string{redissonUnlockMessage, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
 	n, err := rwReadUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner

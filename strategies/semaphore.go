@@ -11,11 +11,12 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Sources read: RedissonSemaphore.java as of 2024 (trySetPermits gained an optional
-// timeToLive then) and RedissonPermitExpirableSemaphore.java at commit 017b830 (2024).
+// Sources: RedissonSemaphore.java and RedissonPermitExpirableSemaphore.java at redisson-4.7.0
+// (redissonSource), whose acquire and release scripts are the 2024 ones these were written from
+// (tryAcquireAsync0 lines 265-275; tryAcquireAsync lines 370-410, tryReleaseAsync lines 612-632).
 const (
-	semaphoreSource  = "RedissonSemaphore.java, Redisson 3.x source of 2024"
-	xsemaphoreSource = "RedissonPermitExpirableSemaphore.java, Redisson 3.x source at commit 017b830 (2024)"
+	semaphoreSource  = "RedissonSemaphore.java, " + redissonSource
+	xsemaphoreSource = "RedissonPermitExpirableSemaphore.java, " + redissonSource
 )
 
 // semaphore is Redisson's RSemaphore. Its permits are a count under the hash-tagged name,
@@ -32,16 +33,27 @@ type semaphore struct {
 	*base
 	c          rueidis.Client
 	permitsArg string
-	set        sync.Map // keys whose permits this process has set
+	set        sync.Map        // keys whose permits this process has set
+	ps         *redissonPubSub // Redisson's own wait (--wait native), else nil
 }
 
 func newSemaphore(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, redissonNative)
 	if err != nil {
 		return nil, err
 	}
-	return &semaphore{base: b, c: o.Client, permitsArg: strconv.Itoa(o.Permits)}, nil
+	ps := redissonNativeWait(b, o.Client, semaphoreMessages, func(key string) string { return semaphoreChannel(hashTagged(key)) }, sleepLeft)
+	return &semaphore{base: b, c: o.Client, permitsArg: strconv.Itoa(o.Permits), ps: ps}, nil
 }
+
+// Close ends the subscriptions.
+func (s *semaphore) Close() error {
+	closePubSub(s.ps)
+	return s.base.Close()
+}
+
+// Stats adds Redisson's own subscriptions to the common counters.
+func (s *semaphore) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
 
 // semaphoreChannel is Redisson's channel of the semaphore stored under key (hash-tagged).
 func semaphoreChannel(key string) string { return "redisson_sc:" + key }

@@ -13,6 +13,7 @@ package strategies
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -146,6 +147,11 @@ type Info struct {
 	// Source names the seed article (docs/sources.md lists them) or "beyond the seeds"; for a
 	// library adapter, the library and its version.
 	Source string `json:"source"`
+	// NativeWait says, in one line, how the strategy waits under --wait native (the default):
+	// its source's own wait, citing the file and lines it follows (seed NNN §, a Redisson
+	// file, a library), or for lockbench's own locks what is natural for them and why. It
+	// opens with a short form ending in ": " (NativeWaitShort), e.g. "retry at once: ...".
+	NativeWait string `json:"native_wait"`
 	// Service is the lock service the strategy runs on: "" for Redis, else the name its
 	// package registers a workload.Backend under ("etcd", "zookeeper", "postgres").
 	Service string `json:"service,omitempty"`
@@ -175,3 +181,10 @@ const (
 	// (SetLocker.AcquireSet); Acquire holds one.
 	CapacitySet = "set"
 )
+
+// NativeWaitShort is NativeWait's short form, for a table column: its text up to the first
+// ": ", or all of it when it has none.
+func (i Info) NativeWaitShort() string {
+	short, _, _ := strings.Cut(i.NativeWait, ": ")
+	return short
+}

@@ -22,7 +22,7 @@ type token struct {
 }
 
 func newTokenStrategy(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, articleLoop)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ type setNXDel struct {
 }
 
 func newSetNXDel(info Info, o *resolved) (Strategy, error) {
-	b, err := newBase(info, o, o.Client)
+	b, err := newBaseWaiting(info, o, o.Client, articleLoop)
 	if err != nil {
 		return nil, err
 	}

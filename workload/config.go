@@ -67,6 +67,8 @@ type Config struct {
 	TTL      time.Duration
 	Watchdog strategies.Watchdog
 	Wait     strategies.Wait
+	// ttlDefault: TTL is the default, nobody chose it (lease_default.go).
+	ttlDefault bool
 	// WaitReplicas makes every acquire wait until that many replicas have the lock
 	// (strategies.Options.WaitReplicas). Default 0.
 	WaitReplicas int
@@ -156,7 +158,8 @@ type Phase struct {
 	LockSet     int
 	Procs       int // the processes that run this phase (the command's; see Config.Procs)
 
-	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
+	waitReplicas int  // the run's WaitReplicas, copied by Config.Phase
+	ttlDefault   bool // TTL is the default, nobody chose it (lease_default.go)
 }
 
 // DefaultDuration is the measured time per phase when none is given.

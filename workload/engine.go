@@ -130,7 +130,8 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
 // the service's part from the Backend it runs on (see backendFor).
 func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
-	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits, Hooks: hooks}
+	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits, Hooks: hooks,
+		DefaultLease: ph.ttlDefault}
 	info, ok := strategies.Lookup(ph.Strategy)
 	if !ok {
 		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
@@ -147,6 +148,7 @@ func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Op
 type phase struct {
 	index   int
 	ph      Phase
+	call    string  // the Redisson call the strategy's acquires are (strategies.LeaseReporter), or ""
 	backend Backend // for the barrier and the clock
 	service Backend // the one the strategy runs on: backend, or one of its Router
 	cfg     *Config
@@ -211,6 +213,15 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 	}
 	p.strat, p.info = strat, strat.Info()
 	p.channels = channelRight(p.info.Source)
+	if lr, ok := strat.(strategies.LeaseReporter); ok {
+		// The lease the strategy runs with (Redisson's lock() default), for the holders'
+		// deadlines, the crash checks and the result.
+		ttl, renewal, call := lr.Lease()
+		if ttl > 0 {
+			p.ph.TTL, p.ph.Watchdog = ttl, strategies.Watchdog{Interval: renewal}
+		}
+		p.call = call
+	}
 	p.capa = capacityOf(p.info, ph.Permits)
 	var ok bool
 	if p.shared, ok = strat.(strategies.SharedLocker); !ok && ph.ReadRatio > 0 {
@@ -601,6 +612,9 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		r.Safety.MaxReaders, r.Safety.MaxWriters = uint64(p.rec.maxReaders.Load()), uint64(p.rec.maxWriters.Load())
 	case p.info.Capacity == strategies.CapacitySet:
 		r.LockSet = p.ph.LockSet
+	}
+	if p.call != "" {
+		r.Notes = append(r.Notes, "as Redisson's "+p.call)
 	}
 	p.errs.fill(&r)
 	r.Verdict = report.Verdict(&r)

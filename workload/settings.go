@@ -90,7 +90,7 @@ var Settings = []Setting{
 		Help: "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl"},
 		func(c *Config) *strategies.Watchdog { return &c.Watchdog }, func(ph *Phase) *strategies.Watchdog { return &ph.Watchdog }),
 	valueSetting(Setting{Name: "wait", In: Everywhere | Sweepable, Example: "pubsub",
-		Help: "how a blocked acquirer waits: spin[:INTERVAL], backoff[:MIN..MAX] or pubsub"},
+		Help: "how a blocked acquirer waits: native (each lock's own wait, as lockbench strategies shows), or lockbench's what-ifs spin[:INTERVAL], backoff[:MIN..MAX], pubsub"},
 		func(c *Config) *strategies.Wait { return &c.Wait }, func(ph *Phase) *strategies.Wait { return &ph.Wait }),
 	intSetting(Setting{Name: "wait-replicas", In: Flag, Want: "0 or more",
 		Help: "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window"}, 0, atLeast(0),

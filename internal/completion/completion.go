@@ -134,7 +134,7 @@ func completeValues(cmd string, f *flag, valueName string) {
 			f.values = append(f.values, p.Name)
 		}
 	case load && f.name == "wait":
-		f.values = []string{"spin", "backoff", "pubsub"}
+		f.values = []string{"native", "spin", "backoff", "pubsub"}
 	case load && f.name == "key-dist":
 		f.values = []string{"uniform", "zipf"}
 	case load && f.name == "fault":

@@ -34,6 +34,7 @@ func init() {
 		Source:            "beyond the seeds (go.etcd.io/etcd/client/v3 v3.7.3)",
 		Service:           Service,
 		Applies:           []string{"ttl", "acquire-timeout"},
+		NativeWait:        "watch predecessor: its own; concurrency.Mutex waits on a watch of its predecessor's key being deleted (etcd client/v3 v3.7.3 concurrency/mutex.go Lock, waitDeletes); lockbench never sets its wait",
 		Weakness:          "a pause longer than the lease freezes the keep-alive too: the lease lapses and the next waiter enters; the revision fence makes it harmless where the resource checks it",
 	}, newMutex)
 }

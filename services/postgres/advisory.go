@@ -25,6 +25,7 @@ func init() {
 		Source:            "seeds 000, 003 (database lock; github.com/jackc/pgx/v5 v5.12.0)",
 		Service:           Service,
 		Applies:           []string{"acquire-timeout"},
+		NativeWait:        "server queue: its own; pg_advisory_lock blocks in the server, which queues the waiters (PostgreSQL advisory locks); lockbench never sets its wait",
 		Weakness:          "no lease: a paused or hung holder keeps the lock as long as its connection lives, and every waiter waits; no fencing token",
 	}, newAdvisory)
 }

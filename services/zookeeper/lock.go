@@ -37,6 +37,7 @@ func init() {
 		Source:            "seeds 000, 003 (recipe; github.com/go-zookeeper/zk v1.0.4)",
 		Service:           Service,
 		Applies:           []string{"ttl", "acquire-timeout"},
+		NativeWait:        "watch predecessor: its own; the recipe's watch on the predecessor's znode, woken when it goes (no polling); lockbench never sets its wait (go-zookeeper/zk v1.0.4 lock.go)",
 		Weakness:          "a pause longer than the session timeout freezes the pings too: the session expires and the next waiter enters; the znode's sequence fences the late holder where the resource checks it",
 	}, newLock)
 }

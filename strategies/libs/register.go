@@ -30,6 +30,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            redsyncSource,
 		Applies:           appliesSingle,
+		NativeWait:        "32 tries, 50-250ms: its own; up to 32 tries a random 50-250ms apart (redsync v4.18.1 redsync.go:12-13,35, mutex.go:86-100); lockbench never sets its wait",
 		Weakness:          noFence + "; gives up after its 32 tries (about 5s) whatever the acquire timeout",
 	}, newRedsync)
 	strategies.Register(strategies.Info{
@@ -42,6 +43,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            redsyncSource,
 		Applies:           appliesMulti,
+		NativeWait:        "32 tries, 50-250ms: its own; up to 32 rounds a random 50-250ms apart (redsync v4.18.1 redsync.go:12-13,35, mutex.go:86-100); lockbench never sets its wait",
 		Weakness:          noFence + "; a master restarted without persistence forgets the locks it granted",
 	}, newRedsync)
 	strategies.Register(strategies.Info{
@@ -53,6 +55,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            redislockSource,
 		Applies:           appliesSingle,
+		NativeWait:        "one try: its own; NoRetry, one try that fails at once (redislock v0.9.4 redislock.go:87-90, NoRetry at :262); the engine's worker tries again at once",
 		Weakness:          noFence + "; a busy key fails at once, and callers that retry at once hammer Redis",
 	}, newRedislock(""))
 	strategies.Register(strategies.Info{
@@ -64,6 +67,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            redislockSource,
 		Applies:           appliesSingle,
+		NativeWait:        "every 100ms: its own; LinearBackoff(100ms), a try every 100ms (redislock v0.9.4 redislock.go:87-101, :257-268)",
 		Weakness:          noFence + "; a waiter sleeps a fixed 100ms, so a freed lock idles until one wakes",
 	}, newRedislock("linear"))
 	strategies.Register(strategies.Info{
@@ -75,6 +79,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            redislockSource,
 		Applies:           appliesSingle,
+		NativeWait:        "16ms doubling: its own; ExponentialBackoff(16ms, no max), 16ms doubling per waiter (redislock v0.9.4 redislock.go:87-101, :297-310)",
 		Weakness:          noFence + "; long waiters back off to seconds and starve behind newcomers",
 	}, newRedislock("exp"))
 	strategies.Register(strategies.Info{
@@ -86,6 +91,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            rueidislockSource,
 		Applies:           appliesSingle,
+		NativeWait:        "invalidations: its own; sleeps on the client-side-cache invalidation of its keys, polling on a timer too (rueidis v1.0.79 rueidislock/lock.go:254-320)",
 		Weakness:          noFence + "; without NoLoopTracking (its default) a lock held past its first renewal is renewed in a tight loop on its own invalidations",
 	}, newRueidislock(false))
 	strategies.Register(strategies.Info{
@@ -97,6 +103,7 @@ func init() {
 		SafeWithoutFaults: true,
 		Source:            rueidislockSource,
 		Applies:           appliesSingle,
+		NativeWait:        "invalidations: its own; sleeps on the client-side-cache invalidation of its key, polling on a timer too (rueidis v1.0.79 rueidislock/lock.go:254-320)",
 		Weakness:          noFence + "; a loss shows only as a cancelled context, after a failed renewal",
 	}, newRueidislock(true))
 }

@@ -6,7 +6,8 @@
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] queue entry, ARGV[4] '1' when already queued,
 -- ARGV[5] the queue's ttl in ms: reset by every enqueue and every poll, so that a queue whose
 -- waiters are all gone (a killed process) expires.
--- Returns 1 when the caller holds the lock, 0 when it waits (and is queued).
+-- Returns 1 when the caller holds the lock; when it waits (and is queued), -1 - the holder's
+-- remaining lease in ms: the longest a waiter need sleep with no hand-over message.
 if ARGV[4] == '1' then
   local holder = redis.call('GET', KEYS[1])
   if holder == ARGV[1] then
@@ -14,7 +15,7 @@ if ARGV[4] == '1' then
   end
   if holder then
     redis.call('PEXPIRE', KEYS[2], ARGV[5])
-    return 0
+    return -1 - math.max(redis.call('PTTL', KEYS[1]), 0)
   end
   -- Free while we are queued: a lease expired with nobody to hand it over (a crashed
   -- holder). Whoever polls first takes it.
@@ -27,4 +28,4 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-return 0
+return -1 - math.max(redis.call('PTTL', KEYS[1]), 0)

@@ -1,4 +1,4 @@
--- Redisson's RLock acquire (RedissonLock.tryLockInnerAsync), which RedissonSpinLock shares:
+-- Redisson's RLock acquire (RedissonLock.tryLockInnerAsync, redisson-4.7.0, unchanged since 2024):
 -- the lock is a hash whose field ownerId (Redisson's clientUUID:threadId) counts that owner's
 -- holds. A free lock or the owner's own re-entry increments the count and re-arms the lease.
 -- KEYS[1] lock; ARGV[1] lease in ms, ARGV[2] owner id.

@@ -1,4 +1,4 @@
--- A waiter of Redisson's fair lock gives up (RedissonFairLock.acquireFailedAsync): everyone
+-- A waiter of Redisson's fair lock gives up (RedissonFairLock.acquireFailedAsync, redisson-4.7.0): everyone
 -- queued behind it waits a thread wait time less, and it leaves the queue and timeouts.
 -- KEYS[1] queue, KEYS[2] timeouts; ARGV[1] owner id, ARGV[2] thread wait time in ms.
 local queue = redis.call('lrange', KEYS[1], 0, -1)

@@ -1,15 +1,23 @@
--- RReadWriteLock's read unlock (RedissonReadLock.unlockInnerAsync, without the unlock
--- latch): drop one read hold and its timeout key. While other holds remain, the lock's ttl
--- becomes the longest of their timeout keys' (a writer's hold keeps the lock as it is);
--- otherwise the lock is deleted and announced with UNLOCK_MESSAGE (announce,
--- turn_pass.lua). A lock already gone counts as released and is announced, as in Redisson.
+-- RReadWriteLock's read unlock (RedissonReadLock.unlockInnerAsync, redisson-4.7.0): the
+-- unlock latch first (see redisson_unlock.lua); drop one read hold and its timeout key. While
+-- other holds remain, the lock's ttl becomes the longest of their timeout keys' (a writer's
+-- hold keeps the lock as it is); otherwise the lock is deleted and announced with
+-- UNLOCK_MESSAGE (announce, turn_pass.lua). A lock already gone is announced and, as in
+-- Redisson, not ours (nil).
 -- KEYS[1] lock, KEYS[2] the reader's timeout prefix, KEYS[3] the prefix of every reader's
--- timeout keys ({name}), KEYS[4] redisson_rwlock:{name} or the waiting list; ARGV[1] the
--- message, ARGV[2] the reader's field, ARGV[3..6] the turn.
+-- timeout keys ({name}), KEYS[4] the unlock latch, KEYS[5] redisson_rwlock:{name} or the
+-- waiting list; ARGV[1] the message, ARGV[2] the reader's field, ARGV[3] the latch's life in
+-- ms, ARGV[4..7] the turn.
 -- Returns nil when the reader holds nothing, 0 when nothing was announced, else announce's.
+local val = redis.call('get', KEYS[4])
+if val ~= false then
+  return tonumber(val)
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-  return announce(KEYS[4], ARGV[1], 3)
+  announce(KEYS[5], ARGV[1], 4)
+  redis.call('set', KEYS[4], 1, 'px', ARGV[3])
+  return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return nil
@@ -33,11 +41,15 @@ if redis.call('hlen', KEYS[1]) > 1 then
   end
   if maxRemainTime > 0 then
     redis.call('pexpire', KEYS[1], maxRemainTime)
+    redis.call('set', KEYS[4], 0, 'px', ARGV[3])
     return 0
   end
   if mode == 'write' then
+    redis.call('set', KEYS[4], 0, 'px', ARGV[3])
     return 0
   end
 end
 redis.call('del', KEYS[1])
-return announce(KEYS[4], ARGV[1], 3)
+local r = announce(KEYS[5], ARGV[1], 4)
+redis.call('set', KEYS[4], 1, 'px', ARGV[3])
+return r

@@ -1,0 +1,59 @@
+package strategies
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Redisson's lockWatchdogTimeout (Config.java, redisson-4.7.0: 30 * 1000 ms): the lease of a
+// lock taken without a leaseTime, renewed every third of it (RenewalTask.schedule,
+// renewal/RenewalTask.java lines 47-54).
+const (
+	redissonWatchdogTimeout = 30 * time.Second
+	redissonRenewEvery      = redissonWatchdogTimeout / 3
+)
+
+// LeaseReporter is a Strategy whose lease is not always the Options' TTL and Watchdog: the
+// Redisson family, which runs as Redisson's lock() when the caller chose no lease
+// (Options.DefaultLease). Lease is the lease it runs with, its renewal interval (0 = none)
+// and the Redisson call a lockbench acquire is.
+type LeaseReporter interface {
+	Lease() (ttl, renewal time.Duration, call string)
+}
+
+// redissonLease is what the Redisson family reports as LeaseReporter.
+type redissonLease struct {
+	ttl, renewal time.Duration
+	call         string
+}
+
+func (l redissonLease) Lease() (time.Duration, time.Duration, string) {
+	return l.ttl, l.renewal, l.call
+}
+
+// redissonCall fixes o's lease as Redisson's call for it, and names the call. Every lockbench
+// acquire has a wait time (--acquire-timeout), so each is one of RLock's tryLock forms:
+//   - no ttl and no watchdog given: tryLock(waitTime), leaseTime -1, which takes
+//     lockWatchdogTimeout's 30s lease and renews it every 10s (RedissonLock.tryAcquireAsync,
+//     RedissonBaseLock.scheduleExpirationRenewal), as lock() does without a wait;
+//   - a ttl without a watchdog: tryLock(waitTime, leaseTime): the lease, never renewed;
+//   - --watchdog auto: tryLock(waitTime) with lockWatchdogTimeout set to the ttl;
+//   - a watchdog interval of the user's: lockbench's renewal, which Redisson has no setting
+//     for (it always renews at a third of lockWatchdogTimeout).
+func redissonCall(o *resolved) redissonLease {
+	switch {
+	case o.TTL == NoTTL:
+		return redissonLease{call: "no lease: not a Redisson call"}
+	case o.DefaultLease && !o.Watchdog.Enabled():
+		o.TTL, o.renewal, o.patience = redissonWatchdogTimeout, redissonRenewEvery, redissonWatchdogTimeout
+		o.ttlMS = o.TTL.Milliseconds()
+		o.ttlArg = strconv.FormatInt(o.ttlMS, 10)
+		return redissonLease{o.TTL, o.renewal, "tryLock(waitTime): lockWatchdogTimeout 30s, renewed every 10s (Redisson's default, as lock())"}
+	case o.renewal == 0:
+		return redissonLease{o.TTL, 0, fmt.Sprintf("tryLock(waitTime, leaseTime %s): no watchdog", o.TTL)}
+	case o.Watchdog.Auto:
+		return redissonLease{o.TTL, o.renewal, fmt.Sprintf("tryLock(waitTime) with lockWatchdogTimeout %s, renewed every %s", o.TTL, o.renewal)}
+	}
+	return redissonLease{o.TTL, o.renewal, fmt.Sprintf("tryLock(waitTime) with a %s lease renewed every %s (lockbench's interval; Redisson renews at a third of the lease)", o.TTL, o.renewal)}
+}
