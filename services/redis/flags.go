@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/bounded"
@@ -169,6 +170,13 @@ func (f *Flags) Open(ctx context.Context, need services.Need) (services.Conn, er
 	c, err := Open(ctx, spec)
 	if err != nil {
 		return nil, err
+	}
+	// Servers that outlive the run (the user's, or `target up`'s) learn its key prefixes,
+	// so that the next run removes what a run killed with SIGKILL left (runs.go). A server
+	// spawned for the run, or embedded, dies with it.
+	if c.Client != nil && c.Servers == nil && c.Mode != "embedded" {
+		c.runs = startRuns(ctx, c.Client, append([]rueidis.Client{c.Client}, c.Nodes...))
+		c.onClose(c.runs.close)
 	}
 	return &Home{c}, nil
 }
