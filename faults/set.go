@@ -32,7 +32,8 @@ type fault struct {
 	kind  *kind
 	set   *Set
 	fired atomic.Uint64 // how often the random fault struck
-	// firstAt is when the first strike not yet reported happened (Unix ns), 0 when none.
+	// firstAt is when the first strike not yet reported happened (ns after epoch, plus 1),
+	// 0 when none.
 	firstAt atomic.Int64
 	// reported is how many strikes Run has reported; batches how many events it emitted.
 	reported, batches uint64
@@ -62,7 +63,7 @@ func New(specs []Spec, workers int, nodes *Nodes) (*Set, error) {
 // fire draws whether the random fault strikes this time, and counts it when it does.
 func (f *fault) fire() bool {
 	if rand.Float64() < f.P {
-		f.firstAt.CompareAndSwap(0, time.Now().UnixNano())
+		f.firstAt.CompareAndSwap(0, int64(time.Since(epoch))+1)
 		f.fired.Add(1)
 		return true
 	}
@@ -226,6 +227,9 @@ func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.E
 	}
 }
 
+// epoch is the monotonic origin of fault.firstAt.
+var epoch = time.Now()
+
 // report emits the strikes of a random fault since its last report, stamped at the first
 // of them; last, at the phase's end, also reports a fault that never struck.
 func (f *fault) report(windowStart time.Time, last bool, emit func(report.Event)) {
@@ -240,7 +244,7 @@ func (f *fault) report(windowStart time.Time, last bool, emit func(report.Event)
 	}
 	ts := time.Since(windowStart).Seconds()
 	if at != 0 {
-		ts = max(0, time.Unix(0, at).Sub(windowStart).Seconds())
+		ts = max(0, epoch.Add(time.Duration(at-1)).Sub(windowStart).Seconds())
 	}
 	what := f.kind.end(f, n)
 	if what == "" {
