@@ -1,8 +1,11 @@
 package redis_test
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/redis"
@@ -20,5 +23,22 @@ func TestPEMFilesAreCapped(t *testing.T) {
 			!strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "--tls-") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Auth() of %+v: %v; want one usage line naming the flag, the file and the 1 MiB cap", f, err)
 		}
+	}
+}
+
+// A Redis port that accepts and never answers is given up on after rueidis's 10s reply
+// timeout, whatever --connect-timeout says: the error says the bound that applied (it read
+// "within 1h0m0s" after 10s).
+func TestUnansweringRedisSaysTheRealBound(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = redis.Open(ctx, redis.Spec{Redis: []string{ln.Addr().String()}, ConnectTimeout: time.Hour})
+	if err == nil || !strings.Contains(err.Error(), "within 10s") {
+		t.Errorf("Open of a silent port with a 1h connect timeout: %v; want it to say within 10s", err)
 	}
 }
