@@ -13,12 +13,16 @@ import (
 
 // TooLargeError is a file larger than what its reader accepts: a usage error (exit 2).
 type TooLargeError struct {
-	Path  string
-	Limit int64  // bytes
-	What  string // what the file should have been: "a lockbench result"
+	Path   string
+	Limit  int64  // bytes
+	What   string // what the file should have been: "a result file"
+	Device bool   // Path is a device (/dev/zero): endless, or not a file
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Device {
+		return fmt.Sprintf("%s is a device, not %s", e.Path, e.What)
+	}
 	return fmt.Sprintf("%s is larger than %s, the most lockbench reads of %s: not one", e.Path, Size(e.Limit), e.What)
 }
 
@@ -33,6 +37,16 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// Refused at once, without reading: a device (/dev/zero reads for ever), a regular file
+	// over the cap. A pipe (<(cat run.json)) is read up to the cap.
+	if fi, err := f.Stat(); err == nil {
+		switch {
+		case fi.Mode()&os.ModeDevice != 0:
+			return nil, &TooLargeError{Path: path, Limit: limit, What: what, Device: true}
+		case fi.Mode().IsRegular() && fi.Size() > limit:
+			return nil, &TooLargeError{Path: path, Limit: limit, What: what}
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}

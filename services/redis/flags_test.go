@@ -3,6 +3,8 @@ package redis_test
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,17 +13,25 @@ import (
 	"github.com/lockbench/lockbench/services/redis"
 )
 
-// A PEM flag naming an endless file (/dev/zero) is refused in one line naming the flag,
-// the file and the cap, not read until memory runs out.
+// A PEM flag naming an endless file (/dev/zero) or one over 1 MiB is refused in one line
+// naming the flag, the file and why, not read until memory runs out.
 func TestPEMFilesAreCapped(t *testing.T) {
-	for _, f := range []redis.Flags{
-		{TLSCA: "/dev/zero"},
-		{TLSCert: "/dev/zero", TLSKey: "/dev/zero"},
+	big := filepath.Join(t.TempDir(), "big.pem")
+	if err := os.WriteFile(big, make([]byte, 2<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f          redis.Flags
+		file, want string
+	}{
+		{redis.Flags{TLSCA: "/dev/zero"}, "/dev/zero", "is a device"},
+		{redis.Flags{TLSCert: "/dev/zero", TLSKey: "/dev/zero"}, "/dev/zero", "is a device"},
+		{redis.Flags{TLSCA: big}, big, "larger than 1 MiB"},
 	} {
-		_, err := f.Auth()
-		if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), "/dev/zero") ||
-			!strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "--tls-") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("Auth() of %+v: %v; want one usage line naming the flag, the file and the 1 MiB cap", f, err)
+		_, err := tc.f.Auth()
+		if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), tc.file) ||
+			!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--tls-") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Auth() of %+v: %v; want one usage line naming the flag and the file, saying %q", tc.f, err, tc.want)
 		}
 	}
 }
