@@ -16,7 +16,6 @@ import (
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/strategies"
-	_ "github.com/lockbench/lockbench/strategies/libs" // redsync, redislock, rueidislock
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -50,7 +49,7 @@ func runHelper() int {
 	return 1
 }
 
-// After `kill -9` of a run of every Redis strategy on an external Redis, the next run
+// After `kill -9` of a run of every Redis strategy of the lock core on an external Redis, the next run
 // removes what it left: no key under the killed run's prefix is left without a ttl
 // (redisson-fair's queue and timeout set, the semaphores, getset's lock, fenced's counter
 // were before). The test lists the keys left on failure.
