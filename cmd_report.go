@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	usageerr "github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
 	htmlreport "github.com/lockbench/lockbench/report/html"
@@ -192,8 +193,11 @@ func parseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 }
 
 func readSummary(path string) (*report.Summary, error) {
-	b, err := os.ReadFile(path)
+	b, err := report.ReadFile(path)
 	if err != nil {
+		if usageerr.Is(err) {
+			return nil, err
+		}
 		return nil, usageErrorf("%s: cannot be read: %v (want a result file written with --format json)", path, unwrapPath(err))
 	}
 	var s report.Summary
@@ -267,8 +271,11 @@ func reportHTML(args []string, stdout io.Writer) error {
 // readComparison reads path as the JSON of 'report compare'; ok is false when it is
 // something else (a result, read by readSummary).
 func readComparison(path string) (*report.Comparison, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := report.ReadFile(path)
 	if err != nil {
+		if usageerr.Is(err) {
+			return nil, false, err
+		}
 		return nil, false, usageErrorf("%s: cannot be read: %v", path, unwrapPath(err))
 	}
 	var head struct {

@@ -17,9 +17,16 @@ var (
 	fieldOffset = field{name: "offset", placeholder: "D", parse: func(s *Spec, v string) error {
 		var err error
 		s.Offset, err = time.ParseDuration(v)
+		if err == nil && (s.Offset < -maxOffset || s.Offset > maxOffset) {
+			err = fmt.Errorf("offset must be from -%s to %s", maxOffset, maxOffset)
+		}
 		return err
 	}}
 )
+
+// maxOffset bounds clock-skew's offset: the staleness the client-clock strategies judge is
+// a matter of seconds, and a clock a century off makes timestamps no strategy can hold.
+const maxOffset = 24 * time.Hour
 
 // The first fraction of the workers read a clock shifted by the offset, through the
 // strategies' clock in their context: what a strategy that trusts client clocks decides

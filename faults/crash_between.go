@@ -30,8 +30,8 @@ func init() {
 				return nil
 			}}
 		},
-		end: func(f *fault) string {
-			return fmt.Sprintf("%d clients killed between SETNX and EXPIRE", f.fired.Load())
+		end: func(f *fault, n uint64) string {
+			return fmt.Sprintf("%d clients killed between SETNX and EXPIRE", n)
 		},
 	})
 }

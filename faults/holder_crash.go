@@ -31,8 +31,8 @@ func init() {
 			f.set.dead.Store(owner, struct{}{})
 			return true
 		},
-		end: func(f *fault) string {
-			return fmt.Sprintf("%d holders died inside the critical section", f.fired.Load())
+		end: func(f *fault, n uint64) string {
+			return fmt.Sprintf("%d holders died inside the critical section", n)
 		},
 	})
 }

@@ -23,8 +23,8 @@ func init() {
 				clock.Sleep(ctx, f.D)
 			}
 		},
-		end: func(f *fault) string {
-			return fmt.Sprintf("%d holders stalled %s inside the critical section", f.fired.Load(), f.D)
+		end: func(f *fault, n uint64) string {
+			return fmt.Sprintf("%d holders stalled %s inside the critical section", n, f.D)
 		},
 	})
 }

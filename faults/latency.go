@@ -14,14 +14,26 @@ var (
 	// fieldMS is a number of milliseconds, fractions allowed: ms=2.5.
 	fieldMS = field{name: "ms", placeholder: "M", parse: func(s *Spec, v string) error {
 		ms, err := strconv.ParseFloat(v, 64)
-		if err == nil && ms < 0 {
-			err = fmt.Errorf("ms must be >= 0")
+		if err == nil && !(ms >= 0 && ms <= maxLatencyMS) {
+			err = fmt.Errorf("ms must be from 0 to %d (%s)", maxLatencyMS, time.Duration(maxLatencyMS)*time.Millisecond)
 		}
 		s.MS = time.Duration(ms * float64(time.Millisecond))
 		return err
 	}}
-	fieldJitter = durationField("jitter", "D", func(s *Spec) *time.Duration { return &s.Jitter })
+	fieldJitter = field{name: "jitter", placeholder: "D", parse: func(s *Spec, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && !(d >= 0 && d <= maxLatencyMS*time.Millisecond) {
+			err = fmt.Errorf("jitter must be from 0 to %s", time.Duration(maxLatencyMS)*time.Millisecond)
+		}
+		s.Jitter = d
+		return err
+	}}
 )
+
+// maxLatencyMS bounds latency's ms (and jitter): the end of a phase waits out the replies
+// the proxy holds (a 5s latency made a 300ms run last 10s, one of 10 minutes never ended),
+// and a node slower than 10s is down, which partition and redis-pause model.
+const maxLatencyMS = 10_000
 
 func init() {
 	register(kind{

@@ -69,8 +69,8 @@ func init() {
 				f.set.freeze(ctx, owner, f.D)
 			}
 		},
-		end: func(f *fault) string {
-			what := fmt.Sprintf("%d holders frozen %s with their renewals", f.fired.Load(), f.D)
+		end: func(f *fault, n uint64) string {
+			what := fmt.Sprintf("%d holders frozen %s with their renewals", n, f.D)
 			if f.Point == PointWrite {
 				what += " between their lease check and their last write"
 			}

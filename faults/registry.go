@@ -40,9 +40,11 @@ type kind struct {
 	// crash runs in the critical section after the stalls (Set.Crash) and reports whether
 	// owner dies there.
 	crash func(f *fault, owner string) bool
-	// begin is the event line when the measured window starts (t=0), end the one when the
-	// phase ends, usually how often the fault struck; "" reports nothing.
-	begin, end func(f *fault) string
+	// begin is the event line when the measured window starts (t=0); "" reports nothing.
+	begin func(f *fault) string
+	// end says how often a random fault struck: n times. Run reports it as the strikes
+	// happen, stamped at the first of each batch (see Set.Run).
+	end func(f *fault, n uint64) string
 
 	// play is the node fault's action: it acts on a server at its time, reports through
 	// sc.say and undoes what it did when ctx ends. A kind with play needs nodes

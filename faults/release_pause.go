@@ -26,8 +26,8 @@ func init() {
 				}
 			}}
 		},
-		end: func(f *fault) string {
-			return fmt.Sprintf("%d releases stalled %s before their delete (get-del: between GET and DEL)", f.fired.Load(), f.D)
+		end: func(f *fault, n uint64) string {
+			return fmt.Sprintf("%d releases stalled %s before their delete (get-del: between GET and DEL)", n, f.D)
 		},
 	})
 }

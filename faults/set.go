@@ -31,7 +31,12 @@ type fault struct {
 	Spec
 	kind  *kind
 	set   *Set
-	fired atomic.Uint64 // how often the random fault struck, for the phase's end
+	fired atomic.Uint64 // how often the random fault struck
+	// firstAt is when the first strike not yet reported happened (ns after epoch, plus 1),
+	// 0 when none.
+	firstAt atomic.Int64
+	// reported is how many strikes Run has reported; batches how many events it emitted.
+	reported, batches uint64
 }
 
 type pause struct{ done chan struct{} }
@@ -58,6 +63,7 @@ func New(specs []Spec, workers int, nodes *Nodes) (*Set, error) {
 // fire draws whether the random fault strikes this time, and counts it when it does.
 func (f *fault) fire() bool {
 	if rand.Float64() < f.P {
+		f.firstAt.CompareAndSwap(0, int64(time.Since(epoch))+1)
 		f.fired.Add(1)
 		return true
 	}
@@ -179,18 +185,19 @@ func (s *Set) awaitOwner(ctx context.Context, _, owner string) {
 	}
 }
 
-// Run plays the node faults on their schedule and, when ctx ends, undoes them and reports
-// what the client-side faults did.
+// Run plays the node faults on their schedule and, when ctx ends, undoes them. It reports
+// what the random client-side faults did as it happens: every second (every 10 seconds
+// after 30 reports, so that a long window stays readable), one event per fault that
+// struck since the last, stamped when the first of those strikes happened and counting
+// them ("(N in all)" when earlier events counted some). At ctx's end it reports the last
+// batch, or "0 ..." for a fault that never struck.
 func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.Event)) {
-	event := func(ts float64, f *fault, line func(*fault) string) {
-		if line != nil {
+	for _, f := range s.faults {
+		if line := f.kind.begin; line != nil {
 			if what := line(f); what != "" {
-				emit(report.Event{TS: ts, Fault: f.Raw, What: what})
+				emit(report.Event{TS: 0, Fault: f.Raw, What: what})
 			}
 		}
-	}
-	for _, f := range s.faults {
-		event(0, f, f.kind.begin)
 	}
 	var wg sync.WaitGroup
 	for _, f := range s.faults {
@@ -198,11 +205,54 @@ func (s *Set) Run(ctx context.Context, windowStart time.Time, emit func(report.E
 			wg.Go(func() { play(ctx, &scene{Spec: f.Spec, nodes: s.nodes, windowStart: windowStart, emit: emit}) })
 		}
 	}
-	<-ctx.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for ticks := 1; ; ticks++ {
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			for _, f := range s.faults {
+				if f.batches < 30 || ticks%10 == 0 {
+					f.report(windowStart, false, emit)
+				}
+			}
+			continue
+		}
+		break
+	}
 	wg.Wait()
 	close(s.over)
-	ts := time.Since(windowStart).Seconds()
 	for _, f := range s.faults {
-		event(ts, f, f.kind.end)
+		f.report(windowStart, true, emit)
 	}
+}
+
+// epoch is the monotonic origin of fault.firstAt.
+var epoch = time.Now()
+
+// report emits the strikes of a random fault since its last report, stamped at the first
+// of them; last, at the phase's end, also reports a fault that never struck.
+func (f *fault) report(windowStart time.Time, last bool, emit func(report.Event)) {
+	if f.kind.end == nil {
+		return
+	}
+	all := f.fired.Load()
+	n := all - f.reported
+	at := f.firstAt.Swap(0)
+	if n == 0 && !(last && all == 0) {
+		return
+	}
+	ts := time.Since(windowStart).Seconds()
+	if at != 0 {
+		ts = max(0, epoch.Add(time.Duration(at-1)).Sub(windowStart).Seconds())
+	}
+	what := f.kind.end(f, n)
+	if what == "" {
+		return
+	}
+	if all != n {
+		what += fmt.Sprintf(" (%d in all)", all)
+	}
+	f.reported, f.batches = all, f.batches+1
+	emit(report.Event{TS: ts, Fault: f.Raw, What: what})
 }

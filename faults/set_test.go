@@ -189,3 +189,55 @@ func TestClientFaultCounts(t *testing.T) {
 		}
 	}
 }
+
+// A random fault's strikes are reported as they happen, stamped at the first strike of each
+// report, not all at the window's end: a window that began 10s ago, a strike now, one more
+// later, then the end.
+func TestClientFaultEventsAreStampedWhenTheyStrike(t *testing.T) {
+	t.Parallel()
+	raw := "holder-pause:p=1,d=1ms"
+	s := newSet(t, raw)
+	ctx := generous(t)
+	windowStart := time.Now().Add(-10 * time.Second)
+	events := make(chan report.Event, 16)
+	run, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(run, windowStart, func(e report.Event) { events <- e })
+	}()
+	next := func(what string) report.Event {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e
+		case <-ctx.Done():
+			stop()
+			t.Fatalf("no event for %s", what)
+			return report.Event{}
+		}
+	}
+
+	before := time.Since(windowStart).Seconds()
+	s.Stall(ctx, 0, "w0")
+	after := time.Since(windowStart).Seconds()
+	first := next("the first strike")
+	if first.TS < before || first.TS > after || !strings.HasPrefix(first.What, "1 holders stalled 1ms") {
+		t.Errorf("first event at t=%.3fs %q; want it stamped at its strike, between t=%.3fs and %.3fs, counting 1", first.TS, first.What, before, after)
+	}
+
+	before = time.Since(windowStart).Seconds()
+	s.Stall(ctx, 0, "w0")
+	after = time.Since(windowStart).Seconds()
+	second := next("the second strike")
+	stop()
+	<-done
+	if second.TS < before || second.TS > after || !strings.Contains(second.What, "(2 in all)") {
+		t.Errorf("second event at t=%.3fs %q; want it stamped at its strike, between t=%.3fs and %.3fs, with 2 in all", second.TS, second.What, before, after)
+	}
+	select {
+	case e := <-events:
+		t.Errorf("an event after the strikes were reported: %+v", e)
+	default:
+	}
+}

@@ -63,7 +63,7 @@ type field struct {
 // The fields several kinds share. A field of one kind only is declared in its kind's file.
 var (
 	fieldP    = probabilityField("p", func(s *Spec) *float64 { return &s.P })
-	fieldD    = durationField("d", "D", func(s *Spec) *time.Duration { return &s.D })
+	fieldD    = lastingField("d", func(s *Spec) *time.Duration { return &s.D })
 	fieldAt   = durationField("at", "T", func(s *Spec) *time.Duration { return &s.At })
 	fieldNode = field{name: "node", placeholder: "I", parse: func(s *Spec, v string) error {
 		n, err := strconv.Atoi(v)
@@ -79,7 +79,7 @@ var (
 func probabilityField(name string, to func(*Spec) *float64) field {
 	return field{name: name, placeholder: "P", parse: func(s *Spec, v string) error {
 		p, err := strconv.ParseFloat(v, 64)
-		if err != nil || p < 0 || p > 1 {
+		if err != nil || !(p >= 0 && p <= 1) { // !(…) refuses NaN too
 			return fmt.Errorf("want a number from 0 to 1")
 		}
 		*to(s) = p
@@ -93,6 +93,18 @@ func durationField(name, placeholder string, to func(*Spec) *time.Duration) fiel
 		d, err := time.ParseDuration(v)
 		if err == nil && d < 0 {
 			err = fmt.Errorf("%s must be >= 0", name)
+		}
+		*to(s) = d
+		return err
+	}}
+}
+
+// lastingField is how long a fault lasts: a duration > 0 (0 would be no fault at all).
+func lastingField(name string, to func(*Spec) *time.Duration) field {
+	return field{name: name, placeholder: "D", parse: func(s *Spec, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("%s must be > 0 (how long the fault lasts; 0 is no fault)", name)
 		}
 		*to(s) = d
 		return err
@@ -162,7 +174,10 @@ func Parse(raw string) (Spec, error) {
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(args, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
+			if strings.TrimSpace(args) == "" {
+				continue // no fields at all: the required ones are named below
+			}
+			return bad("an empty field (two commas in a row, or one at an end); want field=value,field=value")
 		}
 		name, v, ok := strings.Cut(kv, "=")
 		if !ok {

@@ -42,7 +42,7 @@ func TestParseErrorsListTheForms(t *testing.T) {
 		"kill:node=-1,at=1s":           "node must be >= 0",
 		"kill:node=1,at=1s,at=2s":      "given twice",
 		"latency:node=0,ms":            "not field=value",
-		"partition:node=0,at=1s,d=-1s": "d must be >= 0",
+		"partition:node=0,at=1s,d=-1s": "d must be > 0",
 		"clock-skew:fraction=0.5":      "needs offset=",
 
 		"process-pause:p=1,d=1s,point=later":            `point="later": want one of hold, write`,
@@ -53,7 +53,18 @@ func TestParseErrorsListTheForms(t *testing.T) {
 		"release-pause:p=1":                             "release-pause needs d=",
 		"release-pause:d=1s":                            "release-pause needs p=",
 		"release-pause:p=1.5,d=1s":                      `p="1.5": want a number from 0 to 1`,
-		"release-pause:p=1,d=-5ms":                      "d must be >= 0",
+		"release-pause:p=1,d=-5ms":                      "d must be > 0",
+		"holder-pause:p=NaN,d=1ms":                      `p="NaN": want a number from 0 to 1`,
+		"holder-pause:p=Inf,d=1ms":                      `p="Inf": want a number from 0 to 1`,
+		"holder-pause:p=0.1,,d=1ms":                     "an empty field",
+		"holder-pause:p=0.1,d=1ms,":                     "an empty field",
+		"partition:node=0,at=1s,d=0s":                   "d must be > 0",
+		"redis-pause:node=0,at=1s,d=0s":                 "d must be > 0",
+		"clock-skew:fraction=0.5,offset=-1000000h":      "offset must be from -24h0m0s to 24h0m0s",
+		"clock-skew:fraction=NaN,offset=1s":             "want a number from 0 to 1",
+		"latency:node=0,ms=1000000000":                  "ms must be from 0 to 10000",
+		"latency:node=0,ms=NaN":                         "ms must be from 0 to 10000",
+		"latency:node=0,ms=5,jitter=1h":                 "jitter must be from 0 to 10s",
 	} {
 		_, err := Parse(raw)
 		var se *SpecError

@@ -75,14 +75,21 @@ func Formats() []string {
 type FormatError struct {
 	Value string // the format or the file extension asked for
 	Path  string // the file, when the format came from its extension
+	Dir   bool   // Path is a directory
 }
 
 // ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
 func (e *FormatError) ExitCode() int { return usage.ExitCode }
 
 func (e *FormatError) Error() string {
-	if e.Path != "" {
-		return fmt.Sprintf("plot: %s: unknown image extension %q: valid: .%s", e.Path, e.Value, strings.Join(Formats(), ", ."))
+	valid := "." + strings.Join(Formats(), ", .")
+	switch {
+	case e.Dir:
+		return fmt.Sprintf("plot: %s is a directory: name an image file in it; valid: %s", e.Path, valid)
+	case e.Path != "" && e.Value == "":
+		return fmt.Sprintf("plot: %s has no image extension; valid: %s", e.Path, valid)
+	case e.Path != "":
+		return fmt.Sprintf("plot: %s: unknown image extension %q: valid: %s", e.Path, e.Value, valid)
 	}
 	return fmt.Sprintf("plot: unknown image format %q: valid: %s", e.Value, strings.Join(Formats(), ", "))
 }
@@ -95,6 +102,9 @@ func CheckPath(path string) error {
 }
 
 func formatOfPath(path string) (string, error) {
+	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		return "", &FormatError{Path: path, Dir: true}
+	}
 	ext := filepath.Ext(path)
 	format := strings.ToLower(strings.TrimPrefix(ext, "."))
 	if _, ok := formats[format]; !ok {

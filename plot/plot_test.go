@@ -252,15 +252,21 @@ func TestWriteByExtension(t *testing.T) {
 			t.Errorf("%s: %v, size %v", name, err, fi)
 		}
 	}
-	for _, name := range []string{"run.pdf", "run", "run.png.txt"} {
+	if err := os.Mkdir(filepath.Join(dir, "plots.png"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"run.pdf", "run", "run.png.txt", "plots.png", "out/"} {
 		path := filepath.Join(dir, name)
 		err := Write(path, runSummary(t))
 		var fe *FormatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "valid: .png, .svg") {
 			t.Errorf("Write(%s) = %v, want a *FormatError listing .png, .svg", name, err)
 		}
-		if _, err := os.Stat(path); !os.IsNotExist(err) {
+		if fi, err := os.Stat(path); !os.IsNotExist(err) && !fi.IsDir() {
 			t.Errorf("Write(%s) left a file behind", name)
+		}
+		if name == "plots.png" && !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("Write(%s), a directory: %v; want it said", name, err)
 		}
 	}
 	var fe *FormatError

@@ -96,10 +96,20 @@ func (p *Profile) phases(n *yaml.Node) ([]Phase, error) {
 		return nil, p.errorf(n.Line, "phases", "must be a list of one or more phases, e.g. - {strategy: token, watchdog: auto}; found %s", shown(n))
 	}
 	out := make([]Phase, 0, len(n.Content))
+	labels := map[string]int{} // strategy and label -> the line of its first phase
 	for i, item := range n.Content {
-		ph, err := p.phase(fmt.Sprintf("phases[%d]", i), deref(item))
+		path := fmt.Sprintf("phases[%d]", i)
+		ph, err := p.phase(path, deref(item))
 		if err != nil {
 			return nil, err
+		}
+		if ph.Label != "" {
+			// Reports, compare and merge tell a strategy's phases apart by their labels.
+			key := ph.Strategy + "\x00" + ph.Label
+			if first, dup := labels[key]; dup {
+				return nil, p.errorf(ph.labelLine, path+".label", "%q is the label of the %s phase at line %d too: give each phase of a strategy its own", ph.Label, ph.Strategy, first)
+			}
+			labels[key] = ph.Line
 		}
 		out = append(out, ph)
 	}
@@ -125,6 +135,7 @@ func (p *Profile) phase(path string, n *yaml.Node) (Phase, error) {
 			ph.Strategy, err = p.text(f, at, v)
 		case "label":
 			ph.Label, err = p.text(f, at, v)
+			ph.labelLine = k.Line
 		case "faults":
 			ph.Faults, err = p.faults(at, v)
 		default:

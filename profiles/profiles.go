@@ -51,6 +51,8 @@ type Phase struct {
 	Label    string // tells phases of one strategy apart in reports; may be empty
 	Values   []Value
 	Faults   []Value // Key "fault"; added to the profile's top-level faults
+
+	labelLine int // where label is set, 0 without one
 }
 
 // Profile is one parsed scenario file.

@@ -191,6 +191,8 @@ func TestErrors(t *testing.T) {
 		{"phase with two strategies", "phases:\n  - strategy: token,fenced\n", 2, "phases[0].strategy", `names one strategy, found "token,fenced"`},
 		{"phase with all", "phases:\n  - strategy: all\n", 2, "phases[0].strategy", `names one strategy, found "all"`},
 		{"phase is a string", "phases:\n  - token\n", 2, "phases[0]", `a phase is a mapping such as {strategy: token, watchdog: auto}; found the string "token"`},
+		{"two phases with one label", "phases:\n  - strategy: token\n    label: a\n  - strategy: fenced\n    label: a\n  - strategy: token\n    ttl: 5s\n    label: a\n", 8, "phases[2].label",
+			`profile bad.yaml line 8: field phases[2].label: "a" is the label of the token phase at line 2 too: give each phase of a strategy its own`},
 		{"phases not a list", "phases: token\n", 1, "phases", `must be a list of one or more phases`},
 		{"phases empty", "phases: []\n", 1, "phases", `must be a list of one or more phases`},
 		{"phases with strategy", "strategy: token\nworkers: 5\nphases:\n  - strategy: fenced\n", 1, "strategy",

@@ -148,8 +148,13 @@ func Compare(a, b *Summary, opt CompareOptions) (*Comparison, error) {
 	if opt.Threshold == 0 {
 		opt.Threshold = DefaultCompareThreshold
 	}
-	if (a.Kind == KindCapacity) != (b.Kind == KindCapacity) {
-		return nil, fmt.Errorf("compare: A is a %s, B a %s: a capacity search compares only with another", summaryKind(a), summaryKind(b))
+	// A sweep's phases are named by their swept values, a run's by strategy and label:
+	// side by side, nothing would match and the comparison would read "no regressions".
+	if ka, kb := summaryKind(a), summaryKind(b); ka != kb {
+		return nil, fmt.Errorf("compare: A is a %s, B a %s: compare a run with a run, a sweep with a sweep, a capacity search with a capacity search", ka, kb)
+	}
+	if a.Sweep != nil && b.Sweep != nil && a.Sweep.Param != b.Sweep.Param {
+		return nil, fmt.Errorf("compare: A sweeps %s, B sweeps %s: compare sweeps of the same parameter", a.Sweep.Param, b.Sweep.Param)
 	}
 	c := &Comparison{
 		Tool: "lockbench", SchemaVersion: SchemaVersion, Kind: KindComparison,

@@ -269,3 +269,28 @@ func TestComparisonJSONSchema(t *testing.T) {
 		}
 	}
 }
+
+// A sweep compares only with a sweep of the same parameter, a run with a run: side by side,
+// their phases' names match nothing and the comparison read "no regressions".
+func TestCompareRefusesDifferentKinds(t *testing.T) {
+	run := testSummary()
+	sweep := testSummary()
+	sweep.Kind, sweep.Sweep = KindSweep, &Sweep{Param: "workers", Values: []string{"1", "10"}}
+	other := testSummary()
+	other.Kind, other.Sweep = KindSweep, &Sweep{Param: "keys", Values: []string{"1", "10"}}
+	for _, tc := range []struct {
+		a, b *Summary
+		want string
+	}{
+		{sweep, run, "A is a sweep, B a run"},
+		{run, sweep, "A is a run, B a sweep"},
+		{sweep, other, "A sweeps workers, B sweeps keys"},
+	} {
+		if _, err := Compare(tc.a, tc.b, CompareOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compare: %v; want an error saying %q", err, tc.want)
+		}
+	}
+	if _, err := Compare(sweep, sweep, CompareOptions{}); err != nil {
+		t.Errorf("Compare of a sweep with itself: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,10 @@ type Conn struct {
 func Dial(ctx context.Context, addr string) (*Conn, error) {
 	dsn := addr
 	if !strings.Contains(addr, "://") {
+		// Not a URL: host:port, checked before anything is dialled or looked up.
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			return nil, &AddrError{Value: Redact(addr), Valid: "host:port, postgres://[user[:password]@]host[:port][/database][?param=value]"}
+		}
 		dsn = "postgres://postgres@" + addr + "/postgres"
 	}
 	cfg, err := pgx.ParseConfig(dsn)
@@ -79,11 +84,16 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 
 // connect opens Admin and reads what the Backend needs to know.
 func (c *Conn) connect(ctx context.Context) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	admin, err := pgx.ConnectConfig(ctx, c.Config.Copy())
 	if err != nil {
-		return fmt.Errorf("PostgreSQL at %s: %w", c.Addr(), err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			d, _ := ctx.Deadline()
+			return fmt.Errorf("PostgreSQL at %s does not answer within %s (is it a PostgreSQL?)", c.Addr(), d.Sub(start).Round(100*time.Millisecond))
+		}
+		return &connectError{addr: c.Addr(), err: err}
 	}
 	c.admin = admin
 	_ = admin.QueryRow(ctx, "SHOW server_version").Scan(&c.Version)
@@ -201,3 +211,34 @@ func (e *AddrError) Error() string {
 
 // ExitCode is usage.ExitCode: the user's input is wrong.
 func (e *AddrError) ExitCode() int { return usage.ExitCode }
+
+// connectError is pgx's failure to connect in one line: pgx writes a line per address and
+// attempt (TLS first, then plain), each "HOST (IP): what", under a header naming the user
+// and database; the distinct reasons are kept. Unwrap gives pgx's error.
+type connectError struct {
+	addr string
+	err  error
+}
+
+func (e *connectError) Unwrap() error { return e.err }
+
+func (e *connectError) Error() string {
+	var reasons []string
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "failed to connect to ") && strings.HasSuffix(l, ":") {
+			continue // the header: user and database
+		}
+		l = strings.TrimPrefix(l, "failed to connect to ")
+		if i := strings.Index(l, "): "); i >= 0 && strings.Contains(l[:i], " (") {
+			l = l[i+3:] // "HOST (IP): " in front of each attempt
+		}
+		for _, p := range []string{"tls error: ", "dial error: ", "hostname resolving error: "} {
+			l = strings.TrimPrefix(l, p)
+		}
+		if l != "" && !slices.Contains(reasons, l) {
+			reasons = append(reasons, l)
+		}
+	}
+	return fmt.Sprintf("PostgreSQL at %s: %s", e.addr, strings.Join(reasons, "; "))
+}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +198,36 @@ func TestPauseFreezesTheSessions(t *testing.T) {
 	during, m := servicetest.Rate(r, frozen.TS, thawed.TS)
 	if n > 0 && m > 0 && (before == 0 || during > before/4) {
 		t.Errorf("frozen from %.2fs to %.2fs: %.0f acquires/s before, %.0f inside the pause; want a dip below a quarter", frozen.TS, thawed.TS, before, during)
+	}
+}
+
+// Dial's failures are one line each: pgx writes a line per attempt (TLS, then plain) under
+// a header. A silent port says the bound; a word that is no address is refused before any
+// lookup.
+func TestDialErrorsAreOneLine(t *testing.T) {
+	c := conn(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts (the kernel's backlog), never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := refused.Addr().String()
+	refused.Close()
+	for _, tc := range []struct{ addr, want string }{
+		{"notaurl", "is not a PostgreSQL address"},
+		{"postgres://postgres@" + c.Addr() + "/nodb", `database "nodb" does not exist`},
+		{refusedAddr, "connection refused"},
+		{ln.Addr().String(), "does not answer within 1s"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := postgres.Dial(ctx, tc.addr)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Dial(%s): %v; want one line saying %q", tc.addr, err, tc.want)
+		}
 	}
 }

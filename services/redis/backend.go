@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -24,6 +25,8 @@ type Backend struct {
 	// ClientOption and NodeOptions), for the library adapters that dial on their own.
 	Connect     rueidis.ClientOption
 	NodeConnect []rueidis.ClientOption
+
+	runs *runs // the run's registry entry (see runs.go); nil for a Backend built by hand
 }
 
 var _ workload.Backend = Backend{}
@@ -39,10 +42,11 @@ func (t Backend) Configure(o *strategies.Options) {
 // Scope measures and cleans a multi-node strategy's phase on every server behind Nodes,
 // any other on every server behind Client (a cluster's every node).
 func (t Backend) Scope(info strategies.Info, prefix string) workload.Scope {
+	t.runs.add(prefix) // before the phase writes a key: a run killed now leaves nothing unknown
 	if info.MultiNode {
-		return redisScope{prefix: prefix, nodes: Nodes(t.Nodes...)}
+		return redisScope{prefix: prefix, nodes: Nodes(t.Nodes...), runs: t.runs}
 	}
-	return redisScope{prefix: prefix, nodes: Nodes(t.Client)}
+	return redisScope{prefix: prefix, nodes: Nodes(t.Client), runs: t.runs}
 }
 
 // Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.
@@ -92,6 +96,7 @@ func (t Backend) ClockSamples(ctx context.Context, n int) ([]workload.ClockSampl
 type redisScope struct {
 	prefix string
 	nodes  []Node
+	runs   *runs
 }
 
 // errServersChanged is the cost note of a phase whose servers were restarted or replaced.
@@ -104,6 +109,7 @@ func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (workl
 	if err != nil {
 		return nil, err
 	}
+	beats := s.runs.commands()
 	return func(ctx context.Context) (workload.Cost, error) {
 		after, err := Snapshot(ctx, s.nodes)
 		if err != nil {
@@ -119,6 +125,8 @@ func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (workl
 			}
 		}
 		c := CostBetween(b, a)
+		// The run registry's heartbeats (runs.go) are lockbench's, not the lock's.
+		c.Commands -= min(c.Commands, s.runs.commands()-beats)
 		return workload.Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
 	}, nil
 }
@@ -168,14 +176,18 @@ func (s redisScope) Cleanup(ctx context.Context) error {
 			}
 		}))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err == nil {
+		s.runs.remove(ctx, s.prefix) // else the next run removes what is left
+	}
+	return err
 }
 
 // scanPrefix calls fn with batches of the keys starting with prefix on one server.
 func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string)) error {
 	var cursor uint64
 	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(prefix+"*").Count(1000).Build()).AsScanEntry()
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(globEscape(prefix)+"*").Count(1000).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}
@@ -188,7 +200,23 @@ func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]
 	}
 }
 
+// globEscape escapes what SCAN MATCH reads as a pattern (a strategy named lua:DIR may
+// bring a * or a [ into the prefix).
+func globEscape(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Backend is the connection as the engine drives it.
 func (c *Conn) Backend() Backend {
-	return Backend{Client: c.Client, Nodes: c.Nodes, Connect: c.ClientOption, NodeConnect: c.NodeOptions}
+	return Backend{Client: c.Client, Nodes: c.Nodes, Connect: c.ClientOption, NodeConnect: c.NodeOptions, runs: c.runs}
 }

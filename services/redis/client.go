@@ -135,6 +135,12 @@ func (d dialer) option(masterSet string, addrs ...string) rueidis.ClientOption {
 	return opt
 }
 
+// replyTimeout is how long rueidis waits for a reply on a connection, the handshake's
+// included, whatever the connect timeout: its ConnWriteTimeout, 10 times the TCP
+// keep-alive (1s, server.ClientOption's) when left 0, as lockbench leaves it (a longer one
+// would also be how long a frozen server goes unnoticed during a run).
+const replyTimeout = 10 * time.Second
+
 func (d dialer) connectTimeout() time.Duration {
 	if d.timeout > 0 {
 		return d.timeout

@@ -65,6 +65,7 @@ type Conn struct {
 	// initial master when Spec.ReplicationVia set one up; "" otherwise.
 	ReplicationVia string
 
+	runs    *runs // this run's entry in the registry of live runs' key prefixes (runs.go)
 	closers []func()
 }
 

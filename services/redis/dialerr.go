@@ -103,7 +103,9 @@ func (d dialer) classify(ctx context.Context, flag, addr, probe string, sentinel
 	if errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &se) {
 		return err // classified already
 	}
-	timeout := d.connectTimeout()
+	// A server that accepts and never answers is given up on at the first of the connect
+	// timeout and the client's reply timeout (replyTimeout): say the one that applied.
+	timeout := min(d.connectTimeout(), replyTimeout)
 	unreachable := func(why string) error {
 		return &UnreachableError{Addr: addr, Timeout: timeout, Err: err, why: why}
 	}

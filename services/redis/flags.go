@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/internal/bounded"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/services"
@@ -95,7 +97,7 @@ func (f *Flags) Auth() (Auth, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.TLSInsecure} //nolint:gosec // --tls-insecure says so
 	if f.TLSCA != "" {
-		pem, err := os.ReadFile(f.TLSCA)
+		pem, err := bounded.ReadFile(f.TLSCA, MaxPEMBytes, "a PEM file")
 		if err != nil {
 			return a, usage.Errorf("--tls-ca-cert: %v", err)
 		}
@@ -108,7 +110,15 @@ func (f *Flags) Auth() (Auth, error) {
 	case (f.TLSCert == "") != (f.TLSKey == ""):
 		return a, usage.Errorf("--tls-cert and --tls-key go together: a client certificate and its key")
 	case f.TLSCert != "":
-		pair, err := tls.LoadX509KeyPair(f.TLSCert, f.TLSKey)
+		cert, err := bounded.ReadFile(f.TLSCert, MaxPEMBytes, "a PEM file")
+		if err != nil {
+			return a, usage.Errorf("--tls-cert: %v", err)
+		}
+		key, err := bounded.ReadFile(f.TLSKey, MaxPEMBytes, "a PEM file")
+		if err != nil {
+			return a, usage.Errorf("--tls-key: %v", err)
+		}
+		pair, err := tls.X509KeyPair(cert, key)
 		if err != nil {
 			return a, usage.Errorf("--tls-cert/--tls-key: %v", err)
 		}
@@ -117,6 +127,11 @@ func (f *Flags) Auth() (Auth, error) {
 	a.TLS = cfg
 	return a, nil
 }
+
+// MaxPEMBytes bounds what --tls-ca-cert, --tls-cert and --tls-key read: a CA bundle of
+// every public root weighs about 200 KiB; a wrong path (/dev/zero) is refused, not read to
+// the end of memory.
+const MaxPEMBytes = 1 << 20
 
 // Spec is the target the flags describe, before what a run's strategies and faults add
 // (Open).
@@ -155,6 +170,13 @@ func (f *Flags) Open(ctx context.Context, need services.Need) (services.Conn, er
 	c, err := Open(ctx, spec)
 	if err != nil {
 		return nil, err
+	}
+	// Servers that outlive the run (the user's, or `target up`'s) learn its key prefixes,
+	// so that the next run removes what a run killed with SIGKILL left (runs.go). A server
+	// spawned for the run, or embedded, dies with it.
+	if c.Client != nil && c.Servers == nil && c.Mode != "embedded" {
+		c.runs = startRuns(ctx, c.Client, append([]rueidis.Client{c.Client}, c.Nodes...))
+		c.onClose(c.runs.close)
 	}
 	return &Home{c}, nil
 }

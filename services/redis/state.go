@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/bounded"
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/services/redis/server"
 )
@@ -148,14 +149,13 @@ func UpAuth(ctx context.Context, topology, statePath string, auth Auth) (*State,
 	}
 	switch old, err := readState(statePath); {
 	case err == nil && !old.stale():
-		return nil, fmt.Errorf("%w: %s since %s (state file %s); stop it with `lockbench target down`",
-			ErrAlreadyUp, old.Topology, old.StartedAt.Local().Format(time.DateTime), statePath)
+		return nil, fmt.Errorf("%w: %s since %s (state file %s); stop it with `lockbench target down%s`",
+			ErrAlreadyUp, old.Topology, old.StartedAt.Local().Format(time.DateTime), statePath, stateArg(statePath))
 	case err == nil:
 		old.remove() // stale: nothing of it runs any more
-	case errors.As(err, new(*StateError)):
-		return nil, err
 	case !errors.Is(err, ErrNotUp):
-		return nil, fmt.Errorf("target up: %w; delete it by hand if no lockbench target runs", err)
+		// Never a hint to delete it: it may be any file (--state /etc/passwd).
+		return nil, err
 	}
 
 	dir, err := os.MkdirTemp("", statePrefix+topology+"-")
@@ -199,13 +199,9 @@ func Down(statePath string) error {
 	}
 	st, err := readState(statePath)
 	if err != nil {
-		if errors.Is(err, ErrNotUp) {
-			return err
-		}
-		if errors.As(err, new(*StateError)) {
-			return err
-		}
-		return fmt.Errorf("target down: %w; delete it by hand after stopping its redis-server processes", err)
+		// Never a hint to delete it: a file lockbench cannot read as its state may be any
+		// file (--state /etc/passwd).
+		return err
 	}
 	var errs []error
 	keep := false // something of it may still run
@@ -278,7 +274,7 @@ func Status(statePath string) (*State, []NodeStatus, error) {
 func readState(path string) (*State, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w (no state file %s; start one with `lockbench target up`)", ErrNotUp, path)
+		return nil, fmt.Errorf("%w (no state file %s; start one with `lockbench target up%s`)", ErrNotUp, path, stateArg(path))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("state file: %w", err)
@@ -291,20 +287,45 @@ func readState(path string) (*State, error) {
 	if why, fix := checkStateFile(fi); why != "" {
 		return nil, &StateError{Path: path, Reason: why + ", and it chooses what `lockbench target down` kills and where runs send the password: refused; " + fix}
 	}
-	b, err := io.ReadAll(f)
+	if !fi.Mode().IsRegular() {
+		return nil, &StateError{Path: path, Reason: "not a regular file: not a state file of `lockbench target up`"}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("state file: %w", err)
 	}
+	notState := &StateError{Path: path, Reason: "not a state file of `lockbench target up`"}
+	if len(b) > maxStateBytes {
+		notState.Reason = "larger than " + bounded.Size(maxStateBytes) + ": " + notState.Reason
+		return nil, notState
+	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("state file %s: %w", path, err)
+		notState.Reason += " (not its JSON)"
+		return nil, notState
 	}
 	if st.Topology == "" || len(st.Pids) != len(st.Addrs)+len(st.SentinelAddrs) || len(st.Addrs) == 0 {
-		return nil, fmt.Errorf("state file %s: not a lockbench target state (topology, addrs and pids do not match)", path)
+		notState.Reason += " (its topology, addrs and pids do not match)"
+		return nil, notState
 	}
 	st.Stale = false
 	st.path = path
 	return &st, nil
+}
+
+// maxStateBytes bounds what readState reads: a state file names a few servers.
+const maxStateBytes = 64 << 10
+
+// stateArg is " --state PATH" for a command line a message suggests, "" when path is the
+// default one (the user gave none).
+func stateArg(path string) string {
+	if path == DefaultStatePath() {
+		return ""
+	}
+	if strings.ContainsAny(path, " \t\n'\"$`\\*?[]{}();&|<>~#!") {
+		path = "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+	}
+	return " --state " + path
 }
 
 // write stores st at st.path (0600, in a directory it creates 0700) atomically, and only if

@@ -235,3 +235,53 @@ func TestDefaultStatePath(t *testing.T) {
 		t.Fatalf("state file after Down: %v", err)
 	}
 }
+
+// A file that is not a state file (a system file, garbage, a directory) is refused by up,
+// down, status and a run's Open in one line that says so: never a hint to delete it by
+// hand, and the file is left as it was.
+func TestNotAStateFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	passwd := filepath.Join(dir, "passwd")
+	garbage := filepath.Join(dir, "garbage")
+	empty := filepath.Join(dir, "empty.json")
+	for path, body := range map[string]string{
+		passwd:  "root:x:0:0:root:/root:/bin/bash\n",
+		garbage: "garbage\x7f",
+		empty:   "{}\n",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{passwd, garbage, empty, dir} {
+		_, _, err := redis.Status(path)
+		wantStateError(t, "Status("+path+")", err, path, "not a state file")
+		err = redis.Down(path)
+		wantStateError(t, "Down("+path+")", err, path, "not a state file")
+		_, err = redis.Up(context.Background(), redis.Single, path)
+		wantStateError(t, "Up("+path+")", err, path, "not a state file")
+		for _, e := range []error{err, redis.Down(path)} {
+			if strings.Contains(e.Error(), "by hand") || strings.Contains(e.Error(), "\n") {
+				t.Errorf("%s: %v; want one line without a hint to delete the file", path, e)
+			}
+		}
+		if fi, err := os.Stat(path); err != nil || (!fi.IsDir() && fi.Size() == 0) {
+			t.Errorf("%s after up/down/status: %v; want it left as it was", path, err)
+		}
+	}
+}
+
+// A command line a message suggests repeats the --state the user gave.
+func TestStateHintsRepeatTheStateFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "my state.json")
+	_, _, err := redis.Status(path)
+	if err == nil || !errors.Is(err, redis.ErrNotUp) || !strings.Contains(err.Error(), "lockbench target up --state '"+path+"'") {
+		t.Errorf("Status of a missing %s: %v; want a hint `lockbench target up --state '%s'`", path, err, path)
+	}
+	redistest.Require(t)
+	statePath, _ := upSingle(t)
+	_, err = redis.Up(context.Background(), redis.Single, statePath)
+	if !errors.Is(err, redis.ErrAlreadyUp) || !strings.Contains(err.Error(), "lockbench target down --state "+statePath) {
+		t.Errorf("Up twice on %s: %v; want a hint `lockbench target down --state %s`", statePath, err, statePath)
+	}
+}

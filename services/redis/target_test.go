@@ -74,6 +74,8 @@ func helper(mode string) int {
 		}
 		_ = out.Encode(helperReport{Error: err.Error(), Children: redisChildren(os.Getpid())})
 		return 0
+	case "run": // a run of a strategy on --redis, until killed (runs_test.go)
+		return runHelper()
 	case "up": // as `lockbench target up` does: start and exit
 		st, err := redis.Up(context.Background(), topology, statePath)
 		if err != nil {

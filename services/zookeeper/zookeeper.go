@@ -102,21 +102,37 @@ func (c *Conn) connect(ctx context.Context) error {
 	}
 	// A server that has just started may answer ruok before it takes sessions: the first
 	// requests can fail while the client gets through. On a busy machine that took over
-	// 10s; the caller's deadline, when later, bounds it instead.
-	deadline := time.Now().Add(30 * time.Second)
-	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+	// 10s, so a spawned server (a ctx with no deadline) gets 30s; a server the user named
+	// gets the caller's deadline (--connect-timeout), as etcd and PostgreSQL do.
+	start := time.Now()
+	deadline := start.Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok {
 		deadline = d
 	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	// Exists waits until the server answers or the client gives up on it: a port that
+	// accepts and never answers (a Redis, a dead proxy) holds it for over a minute, deaf to
+	// the deadline and to Ctrl-C. Closing the client when wctx ends returns it at once.
+	stop := context.AfterFunc(wctx, cli.Close)
 	for {
 		_, _, err := cli.Exists("/")
-		if err == nil {
+		if err == nil && stop() {
 			break
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			cli.Close()
-			return fmt.Errorf("ZooKeeper at %s does not answer: %w", strings.Join(c.Servers, ","), err)
+		if wctx.Err() != nil {
+			// The AfterFunc closes the client (which waits up to 1s for the server's
+			// goodbye); the caller need not wait for it.
+			if ctx.Err() == context.Canceled {
+				return fmt.Errorf("ZooKeeper at %s: %w", strings.Join(c.Servers, ","), ctx.Err())
+			}
+			return fmt.Errorf("ZooKeeper at %s does not answer within %s (is it a ZooKeeper?)",
+				strings.Join(c.Servers, ","), deadline.Sub(start).Round(100*time.Millisecond))
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-wctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	c.Client = cli
 	if out, err := fourLetter(ctx, c.Servers[0], "srvr"); err == nil {
