@@ -24,7 +24,9 @@
 #      run the round's ceiling is compared with (the VM's speed drifts minute to minute). Bias, kept as the issue specifies: after the first pass
 #      most SET NX find the key (cheaper than a successful SET) and the script's GET never
 #      matches `tok` (no DEL), so the ceiling is, if anything, slightly optimistic;
-#   6. runs the lockbench scenarios (spread, hot key notified, hot key fair, hot key as a fleet
+#   6. runs the lockbench scenarios, each naming its wait (spread and open loop --wait backoff, the
+#      hot-key rows --wait pubsub: they measure lockbench's scheduler; token and redisson-lock
+#      --wait native on the hot key, for information), (spread, hot key notified, hot key fair, hot key as a fleet
 #      of 4 processes, open loop: each
 #      --rounds times, the best round of each kept; scale once)
 #      with the binary, always against that server through --redis (never a spawned one),
@@ -347,7 +349,7 @@ for round in $(seq 1 "$rounds"); do
   ceiling_passes "$round" 1
   flush
   lockbench "spread-$round" "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
-    --workers 1000 --keys 100000 --key-dist uniform --hold 0s
+    --wait backoff --workers 1000 --keys 100000 --key-dist uniform --hold 0s
   ceiling_passes "$round" 3
   flush
   c=$(python3 -c "print(f'{1 / (1 / $best_set + 1 / $best_evalsha):.0f}')")
@@ -388,6 +390,14 @@ for round in $(seq 1 "$rounds"); do
     --strategy token --wait pubsub --procs 4 --workers 100 --keys 1 --hold 1ms
 done
 
+# For information (no target): each lock waiting its own way, as it ships (--wait native), on
+# the same hot key as the pubsub rows above, which measure lockbench's scheduler.
+for s in token redisson-lock; do
+  flush
+  lockbench "hot-native-$s" "$t_run" "${common[@]}" --duration "${duration}s" \
+    --strategy "$s" --wait native --workers 100 --keys 1 --hold 1ms
+done
+
 # The open loop runs at half the fastest spread round's rate (the most demanding choice), and
 # is compared with that round's p99.
 read -r open_rate spread_round < <(python3 - "$out" "$rounds" <<'EOF'
@@ -407,7 +417,7 @@ if [ "$spread_round" != "-" ] && [ "$open_rate" != "0" ]; then
   for round in $(seq 1 "$rounds"); do
     flush
     lockbench "open-loop-$round" "$t_run" "${common[@]}" --duration "${duration}s" \
-      --strategy token --workers 1000 --keys 100000 --key-dist uniform --hold 0s \
+      --strategy token --wait backoff --workers 1000 --keys 100000 --key-dist uniform --hold 0s \
       --rate "$open_rate"
   done
 else

@@ -176,7 +176,7 @@ def main():
     r, spread_name, why = rounds_of(
         "spread", lambda a, b: a["acquire_rate"] / ceiling_of(a) > b["acquire_rate"] / ceiling_of(b))
     if r:
-        scen = f"spread ({spread_name})"
+        scen = f"spread ({spread_name}, wait {r.get('wait', '?')})"
         ceiling = ceiling_of(r)
         at_least(t, scen, "acquire_rate", r["acquire_rate"], 0.75 * ceiling, rate,
                  f"≥ 0.75 × its round's ceiling {ceiling:,.0f} = {rate(0.75 * ceiling)}")
@@ -190,7 +190,7 @@ def main():
     scen = "hot key, notified"
     r, rname, why = rounds_of("hot-notified", higher_rate)
     if r:
-        scen = f"hot key, notified ({rname})"
+        scen = f"hot key, notified ({rname}, wait {r.get('wait', '?')})"
         hold = r["latency_us"]["hold"]["mean"]
         limit = 0.85 / ((hold + rtt_us) / 1e6)
         at_least(t, scen, "acquire_rate", r["acquire_rate"], limit, rate,
@@ -208,7 +208,7 @@ def main():
     scen = "hot key, fair"
     r, rname, why = rounds_of("hot-fair", lower_p99)
     if r:
-        scen = f"hot key, fair ({rname})"
+        scen = f"hot key, fair ({rname}, wait {r.get('wait', '?')})"
         hold = r["latency_us"]["hold"]["mean"]
         workers = r["workers"]
         limit = 2 * workers * (hold + rtt_us)
@@ -227,7 +227,7 @@ def main():
     scen = "hot key, fleet of 4"
     r, rname, why = rounds_of("hot-fleet", higher_rate)
     if r:
-        scen = f"hot key, fleet of 4 ({rname})"
+        scen = f"hot key, fleet of 4 ({rname}, wait {r.get('wait', '?')})"
         hold = r["latency_us"]["hold"]["mean"]
         limit = 0.85 / ((hold + rtt_us) / 1e6)
         procs = r["fairness"].get("processes") or {}
@@ -247,8 +247,8 @@ def main():
     # scale: 10 000 workers, 1000 keys, each safe strategy (and redlock on 5 masters)
     for s in meta.get("scale_strategies", "").split():
         name = "scale-" + s
-        scen = f"scale, {s}"
         r, why = load_result(d, name)
+        scen = f"scale, {s} (wait {(r or {}).get('wait', '?')})"
         tm = load_time(d, name)
         details.append((name, r, tm, why))
         if "rss" in tm:
@@ -287,7 +287,7 @@ def main():
     fastest = meta.get("open_from", "")
     spread, _ = load_result(d, fastest) if fastest else (None, "")
     if r:
-        scen = f"open loop ({rname})"
+        scen = f"open loop ({rname}, wait {r.get('wait', '?')})"
         target = float(meta["open_rate"])
         achieved = r["acquire_rate"]
         dev = achieved / target - 1
@@ -305,6 +305,12 @@ def main():
     else:
         t.error(scen, "achieved rate", "± 2 % of 50 % of spread", why)
         t.error(scen, "acquire p99 (from intended start)", "< closed-loop spread p99", why)
+
+    # For information, no target: each lock waiting its own way (--wait native) on the hot
+    # key, beside the pubsub rows above, which measure lockbench's scheduler.
+    for n in ("hot-native-token", "hot-native-redisson-lock"):
+        r, w = load_result(d, n)
+        details.append((n, r, load_time(d, n), w))
 
     print("## Targets")
     print()
