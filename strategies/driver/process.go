@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/proc"
@@ -349,17 +348,6 @@ func (p *process) close() {
 	<-p.exited
 }
 
-// kill kills the driver's process group (the driver and whatever it started), thawing it
-// first so that nothing stays stopped.
-func (p *process) kill() {
-	p.in.Close()
-	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		_ = proc.Kill(pid) // not a group leader (proc.Start's watchdog group off Linux)
-	}
-	_ = syscall.Kill(-pid, syscall.SIGCONT)
-}
-
 // freeze stops the driver's process group (SIGSTOP) until every freeze under way has been
 // thawed: a stop-the-world pause of the client, with the library's own timers and
 // renewals. It returns the thaw.
@@ -367,7 +355,7 @@ func (p *process) freeze() (thaw func()) {
 	p.fmu.Lock()
 	if p.frozen == 0 {
 		p.frozeAt = time.Now()
-		p.signal(syscall.SIGSTOP)
+		p.stop()
 	}
 	p.frozen++
 	p.fmu.Unlock()
@@ -377,18 +365,11 @@ func (p *process) freeze() (thaw func()) {
 			p.fmu.Lock()
 			p.frozen--
 			if p.frozen == 0 {
-				p.signal(syscall.SIGCONT)
+				p.cont()
 				p.frozenNS.Add(int64(time.Since(p.frozeAt)))
 			}
 			p.fmu.Unlock()
 		})
-	}
-}
-
-func (p *process) signal(sig syscall.Signal) {
-	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, sig); err != nil {
-		_ = syscall.Kill(pid, sig)
 	}
 }
 

@@ -5,7 +5,9 @@
 //	       own cost, with no Redis behind it
 //	token  the token lock on the run's Redis through rueidis: SET key token NX PX ttl, retried
 //	       every 1ms (lockbench's token with --wait spin:1ms); compare-and-delete release;
-//	       renewal by compare-and-pexpire
+//	       renewal by compare-and-pexpire. With TESTDRIVER_SELF_RENEW=1 it also renews each
+//	       lock it holds by itself every ttl/3, as a library's own extension does, and
+//	       reports each renewal (extended) and a failed one (lost); abandon stops it.
 //
 // and the rest misbehave on purpose: die-after N (exit 3 with a line on stderr at the N-th
 // acquire), hang-after N (stop answering), garbage-after N (write a line that is not JSON),
@@ -264,6 +266,8 @@ type tokenLock struct {
 	c      rueidis.Client
 	mu     sync.Mutex
 	leases map[string][2]string // lease -> key, token
+	self   bool                 // renews by itself (TESTDRIVER_SELF_RENEW)
+	stops  map[string]chan struct{}
 }
 
 var (
@@ -282,7 +286,8 @@ func newTokenLock() (*tokenLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tokenLock{c: c, leases: map[string][2]string{}}, nil
+	return &tokenLock{c: c, leases: map[string][2]string{}, stops: map[string]chan struct{}{},
+		self: os.Getenv("TESTDRIVER_SELF_RENEW") == "1"}, nil
 }
 
 func (l *tokenLock) acquire(ctx context.Context, key string, ttl time.Duration) (string, uint64, error) {
@@ -292,6 +297,11 @@ func (l *tokenLock) acquire(ctx context.Context, key string, ttl time.Duration) 
 		if err == nil {
 			l.mu.Lock()
 			l.leases[tok] = [2]string{key, tok}
+			if l.self {
+				stop := make(chan struct{})
+				l.stops[tok] = stop
+				go l.renewLoop(tok, ttl, stop)
+			}
 			l.mu.Unlock()
 			return tok, 0, nil
 		}
@@ -314,7 +324,35 @@ func (l *tokenLock) take(lease string) ([2]string, bool) {
 	defer l.mu.Unlock()
 	kt, ok := l.leases[lease]
 	delete(l.leases, lease)
+	if stop, ok := l.stops[lease]; ok {
+		close(stop)
+		delete(l.stops, lease)
+	}
 	return kt, ok
+}
+
+// renewLoop extends lease every ttl/3 until stop, as a library's own extension does.
+func (l *tokenLock) renewLoop(lease string, ttl time.Duration, stop chan struct{}) {
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ok, err := l.renew(lease, ttl)
+		select {
+		case <-stop:
+			return // released meanwhile: its renewal may have found it gone
+		default:
+		}
+		if err != nil || !ok {
+			send(reply{Type: "lost", Lease: lease})
+			return
+		}
+		send(reply{Type: "extended", Lease: lease})
+	}
 }
 
 func (l *tokenLock) release(lease string) (bool, error) {
