@@ -31,6 +31,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 	if !strings.Contains(info.Summary, "ping round trip") {
 		t.Errorf("summary %q: want the protocol's round trip", info.Summary)
 	}
+	t.Logf("ping round trip p50 %s at start (noisy: a busy machine)", s.(*driver.Strategy).RoundTrip())
 	l, err := s.Acquire(ctxFor(t, 5*time.Second), "k1", "w1")
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
@@ -251,5 +252,56 @@ func waitState(pid int, want byte) byte {
 			return st
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A fleet is a driver per process: two strategies (as two lockbench processes of --procs 2
+// build) run two driver processes on one hot key. The token driver's lock lives in Redis
+// and keeps them apart; the null driver's lives in each driver's memory, and the two
+// processes' holders overlap — the shape a fleet test exists to catch.
+func TestFleetDriverEach(t *testing.T) {
+	bin := testdriver(t)
+	o := target(t)
+	for _, tc := range []struct {
+		mode     string
+		overlaps bool
+	}{{"token", false}, {"null", true}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			procs := []strategies.Strategy{build(t, bin+" "+tc.mode, o), build(t, bin+" "+tc.mode, o)}
+			if a, b := procs[0].(interface{ Pid() int }).Pid(), procs[1].(interface{ Pid() int }).Pid(); a == b {
+				t.Fatalf("both strategies speak to driver %d: want one each", a)
+			}
+			var inside, overlaps atomic.Int32
+			var acquired [2]atomic.Int64
+			var wg sync.WaitGroup
+			for p, s := range procs {
+				for w := range 5 {
+					wg.Go(func() {
+						for range 40 {
+							l, err := s.Acquire(ctxFor(t, 20*time.Second), "fleet-"+tc.mode, fmt.Sprintf("p%dw%d", p, w))
+							if err != nil {
+								t.Errorf("acquire: %v", err)
+								return
+							}
+							if inside.Add(1) > 1 {
+								overlaps.Add(1)
+							}
+							acquired[p].Add(1)
+							time.Sleep(200 * time.Microsecond)
+							inside.Add(-1)
+							l.Release(ctxFor(t, 10*time.Second))
+						}
+					})
+				}
+			}
+			wg.Wait()
+			t.Logf("%s: acquired %d + %d, %d overlaps", tc.mode, acquired[0].Load(), acquired[1].Load(), overlaps.Load())
+			if acquired[0].Load() != 200 || acquired[1].Load() != 200 {
+				t.Errorf("acquired %d and %d: want 200 each", acquired[0].Load(), acquired[1].Load())
+			}
+			if got := overlaps.Load() > 0; got != tc.overlaps {
+				t.Errorf("%s: %d overlaps across the two drivers; want overlaps: %v", tc.mode, overlaps.Load(), tc.overlaps)
+			}
+		})
 	}
 }
