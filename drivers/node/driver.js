@@ -69,6 +69,7 @@ function semaphoreLock(kind) {
   return (events) => {
     const Redis = require('ioredis');
     const { Mutex, Semaphore } = require('redis-semaphore');
+    const { delIfEqualLua } = require('redis-semaphore/lib/mutex/release');
     const e = redisEnv();
     const client = new Redis({ host: e.host, port: e.port, username: e.username, password: e.password, db: e.db });
     client.on('error', (err) => console.error('redis:', err.message));
@@ -97,8 +98,14 @@ function semaphoreLock(kind) {
         const m = held.get(lease);
         if (!m) return false;
         held.delete(lease);
-        await m.release(); // it does not say whether the lock was still its own
-        return true;
+        // The library's release sends exactly this (its compare-and-delete script for a
+        // Mutex, ZREM of its identifier for a Semaphore) but drops the result; read it, so
+        // that a release that found the lock gone says not_owner.
+        m.stopRefresh();
+        const n = kind === 'semaphore'
+          ? await client.zrem(m._key, m.identifier)
+          : await delIfEqualLua(client, [m._key, m.identifier]);
+        return Number(n) === 1;
       },
       async abandon(lease) {
         const m = held.get(lease);
