@@ -112,6 +112,7 @@ func ping(p *process, n int) (time.Duration, error) {
 type Strategy struct {
 	info    strategies.Info
 	p       *process
+	fwds    []*forwarder // the run's own dialing, for the driver's connections
 	ttl     time.Duration
 	renewal time.Duration
 	hooks   strategies.Hooks
@@ -126,18 +127,19 @@ type Strategy struct {
 // build starts the driver of a loaded variant with the run's Redis in its environment.
 func build(i strategies.Info, o strategies.Options) (strategies.Strategy, error) {
 	arg := strings.TrimPrefix(i.Name, "driver:")
-	env, err := environment(o)
+	env, fwds, err := environment(o)
 	if err != nil {
 		return nil, err
 	}
 	p, err := start(arg, strings.Fields(arg), env)
 	if err != nil {
+		closeAll(fwds)
 		return nil, err
 	}
-	s := &Strategy{info: i, p: p, ttl: o.TTL, renewal: o.Watchdog.Resolve(o.TTL), hooks: o.Hooks}
+	s := &Strategy{info: i, p: p, fwds: fwds, ttl: o.TTL, renewal: o.Watchdog.Resolve(o.TTL), hooks: o.Hooks}
 	p.run(s.event)
 	if s.rtt, err = ping(p, 5); err != nil {
-		p.close()
+		s.Close()
 		return nil, err
 	}
 	if o.Hooks.OnPause != nil {
@@ -148,14 +150,38 @@ func build(i strategies.Info, o strategies.Options) (strategies.Strategy, error)
 
 // environment is how a driver reaches the run's Redis: its address, credentials and
 // database, in LOCKBENCH_* variables (never on its command line, where ps shows them).
-func environment(o strategies.Options) ([]string, error) {
+//
+// When the run dials through a function of its own (the fault layer's proxies for latency
+// and partition), a single server and redlock's masters are reached through forwarders
+// that dial the same way, TLS included: the driver then speaks plain Redis protocol to a
+// loopback address, and the faults reach its connections too.
+func environment(o strategies.Options) ([]string, []*forwarder, error) {
 	c := o.Connect
 	if len(c.InitAddress) == 0 {
-		return nil, &strategies.OptionError{Field: "redis", Value: "", Reason: "the run's Redis address is unknown (Options.Connect has no InitAddress)"}
+		return nil, nil, &strategies.OptionError{Field: "redis", Value: "", Reason: "the run's Redis address is unknown (Options.Connect has no InitAddress)"}
 	}
+	cluster := o.Client != nil && o.Client.Mode() == rueidis.ClientModeCluster
+	var fwds []*forwarder
+	via := func(co rueidis.ClientOption, addr string) (string, error) {
+		if co.DialCtxFn == nil || cluster || co.Sentinel.MasterSet != "" {
+			return addr, nil // those learn more addresses from the servers: dialed directly
+		}
+		f, err := forward(co, addr)
+		if err != nil {
+			return "", err
+		}
+		fwds = append(fwds, f)
+		return f.addr(), nil
+	}
+	addrs := slices.Clone(c.InitAddress)
+	var err error
+	if addrs[0], err = via(c, addrs[0]); err != nil {
+		return nil, nil, err
+	}
+	forwarded := addrs[0] != c.InitAddress[0]
 	env := []string{
-		"LOCKBENCH_REDIS_ADDR=" + c.InitAddress[0],
-		"LOCKBENCH_REDIS_ADDRS=" + strings.Join(c.InitAddress, ","),
+		"LOCKBENCH_REDIS_ADDR=" + addrs[0],
+		"LOCKBENCH_REDIS_ADDRS=" + strings.Join(addrs, ","),
 		"LOCKBENCH_REDIS_DB=" + strconv.Itoa(c.SelectDB),
 		"LOCKBENCH_PERMITS=" + strconv.Itoa(max(o.Permits, 1)),
 		"LOCKBENCH_TTL_MS=" + strconv.FormatInt(o.TTL.Milliseconds(), 10),
@@ -166,23 +192,36 @@ func environment(o strategies.Options) ([]string, error) {
 	if c.Password != "" {
 		env = append(env, "LOCKBENCH_REDIS_PASSWORD="+c.Password)
 	}
-	if c.TLSConfig != nil {
+	if c.TLSConfig != nil && !forwarded {
 		env = append(env, "LOCKBENCH_REDIS_TLS=1")
 	}
 	if c.Sentinel.MasterSet != "" {
 		env = append(env, "LOCKBENCH_REDIS_MASTER_SET="+c.Sentinel.MasterSet)
 	}
-	if o.Client != nil && o.Client.Mode() == rueidis.ClientModeCluster {
+	if cluster {
 		env = append(env, "LOCKBENCH_REDIS_CLUSTER=1")
 	}
 	var nodes []string
 	for _, n := range o.NodeConnect {
-		nodes = append(nodes, n.InitAddress...)
+		for _, a := range n.InitAddress {
+			a, err := via(n, a)
+			if err != nil {
+				closeAll(fwds)
+				return nil, nil, err
+			}
+			nodes = append(nodes, a)
+		}
 	}
 	if len(nodes) > 0 {
 		env = append(env, "LOCKBENCH_REDIS_NODES="+strings.Join(nodes, ","))
 	}
-	return env, nil
+	return env, fwds, nil
+}
+
+func closeAll(fwds []*forwarder) {
+	for _, f := range fwds {
+		f.close()
+	}
 }
 
 func (s *Strategy) Info() strategies.Info { return s.info }
@@ -201,7 +240,10 @@ func (s *Strategy) RoundTrip() time.Duration { return s.rtt }
 
 // Close ends the driver and its process group.
 func (s *Strategy) Close() error {
-	s.closeOnce.Do(s.p.close)
+	s.closeOnce.Do(func() {
+		s.p.close()
+		closeAll(s.fwds)
+	})
 	return nil
 }
 

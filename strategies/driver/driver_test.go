@@ -2,8 +2,10 @@ package driver_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -304,4 +306,28 @@ func TestFleetDriverEach(t *testing.T) {
 			}
 		})
 	}
+}
+
+// When the run dials through a function of its own (the fault layer's proxies), the
+// driver's connections go through it too: the driver reaches Redis through a forwarder
+// that dials as the run does, and the function sees its connections.
+func TestRunDialingReachesTheDriver(t *testing.T) {
+	o := target(t)
+	var dials atomic.Int32
+	o.Connect.DialCtxFn = func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	s := build(t, testdriver(t)+" token", o)
+	l, err := s.Acquire(ctxFor(t, 10*time.Second), "dialed", "w")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if err := l.Release(ctxFor(t, 10*time.Second)); err != nil {
+		t.Errorf("release: %v", err)
+	}
+	if dials.Load() == 0 {
+		t.Errorf("the run's dial function saw none of the driver's connections")
+	}
+	s.Close()
 }
