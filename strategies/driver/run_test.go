@@ -92,7 +92,7 @@ func TestHolderCrashAbandons(t *testing.T) {
 	conn := spawn(t)
 	const ttl = 400 * time.Millisecond
 	rs := run(t, conn, config(2500*time.Millisecond, phase("driver:"+testdriver(t)+" token", func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, ttl, hold("200ms"), []string{"holder-crash:p=0.1"}
+		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, ttl, hold("200ms"), []string{"holder-crash:p=0.2"}
 	})))
 	r := rs[0]
 	b := r.Safety.BlockedAfterCrash
