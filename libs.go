@@ -5,3 +5,6 @@ package main
 // redislock need, stays out of the lock core; building without this import shows what they
 // cost the binary (docs/strategies.md, "Lock libraries").
 import _ "github.com/lockbench/lockbench/strategies/libs"
+
+// Locks in any language through the driver protocol: --strategy driver:CMD (docs/drivers.md).
+import _ "github.com/lockbench/lockbench/strategies/driver"

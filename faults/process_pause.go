@@ -58,7 +58,9 @@ func init() {
 		summary: "the holder and its renewals freeze for d with probability p (a stop-the-world pause)\n" +
 			"at point=hold (the default) after the hold; at point=write between the lease check (--on-lost abort)\n" +
 			"and the last write to the resource: the window no client-side check closes",
-		hooks: func(f *fault) strategies.Hooks { return strategies.Hooks{BeforeRenew: f.set.awaitOwner} },
+		hooks: func(f *fault) strategies.Hooks {
+			return strategies.Hooks{BeforeRenew: f.set.awaitOwner, OnPause: f.set.onPause}
+		},
 		stall: func(ctx context.Context, f *fault, owner string) {
 			if f.Point != PointWrite && f.fire() {
 				f.set.freeze(ctx, owner, f.D)

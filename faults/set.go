@@ -24,6 +24,9 @@ type Set struct {
 	paused sync.Map      // owner -> *pause: a holder frozen together with its renewals (freeze)
 	dead   sync.Map      // owner -> struct{}: a holder that died holding its lock (holder-crash)
 	over   chan struct{} // closed when Run returns: the phase's faults are over
+
+	freezeMu sync.Mutex
+	freezers []func() (thaw func()) // client processes frozen with a holder (Hooks.OnPause)
 }
 
 // fault is one spec at work in a phase: what its kind's funcs are given.
@@ -85,11 +88,16 @@ func (s *Set) Hooks() strategies.Hooks {
 
 // chain returns hooks that run a's, then b's.
 func chain(a, b strategies.Hooks) strategies.Hooks {
-	return strategies.Hooks{
+	h := strategies.Hooks{
 		AfterSetNX:   untilError(a.AfterSetNX, b.AfterSetNX),
 		BeforeRenew:  inTurn(a.BeforeRenew, b.BeforeRenew),
 		ReleasePause: inTurn(a.ReleasePause, b.ReleasePause),
+		OnPause:      a.OnPause, // every one registers with the same Set
 	}
+	if h.OnPause == nil {
+		h.OnPause = b.OnPause
+	}
+	return h
 }
 
 // inTurn runs first, then then; either may be nil.
@@ -168,11 +176,24 @@ func (s *Set) Crash(_ int, owner string) bool {
 // awaitOwner until the pause is over: a stop-the-world pause of a whole client. A fault
 // that freezes sets awaitOwner as its BeforeRenew hook.
 func (s *Set) freeze(ctx context.Context, owner string, d time.Duration) {
+	s.freezeMu.Lock()
+	freezers := s.freezers
+	s.freezeMu.Unlock()
+	for _, freeze := range freezers {
+		defer freeze()() // a driver's process stops with its holder
+	}
 	p := &pause{done: make(chan struct{})}
 	s.paused.Store(owner, p)
 	clock.Sleep(ctx, d)
 	s.paused.Delete(owner)
 	close(p.done)
+}
+
+// onPause is Hooks.OnPause: freeze stops a strategy's client process during every freeze.
+func (s *Set) onPause(freeze func() (thaw func())) {
+	s.freezeMu.Lock()
+	s.freezers = append(s.freezers, freeze)
+	s.freezeMu.Unlock()
 }
 
 // awaitOwner blocks a renewal while its owner is frozen.

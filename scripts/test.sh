@@ -25,6 +25,9 @@ compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql
 # The completion tests drive the real shells.
 command -v zsh >/dev/null 2>&1 || missing+=(zsh)
 command -v fish >/dev/null 2>&1 || missing+=(fish)
+# The reference drivers (drivers/, docs/drivers.md): redis-py's Lock is Debian's
+# python3-redis, for the system's python3 (not a pyenv shim's).
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || missing+=(python3-redis)
 # The HTML report's browser check loads the reports in a real headless Chromium.
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -33,6 +36,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The npm drivers install their pinned libraries (drivers/node/package-lock.json).
+if [ ! -d drivers/node/node_modules ]; then
+  command -v npm >/dev/null 2>&1 || { echo "npm not found: the node drivers' tests need node and npm (apt-get install nodejs npm)" >&2; exit 1; }
+  echo "drivers/node/node_modules missing: npm ci (the npm drivers' pinned libraries)" >&2
+  (cd drivers/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 unformatted=$(gofmt -l . | grep -v '^vendor/' || true)

@@ -101,6 +101,12 @@ type Hooks struct {
 	// reentrant-local release that only lowers the local count talks to no Redis and runs no
 	// hook. Blocking in it stalls the release there, as a GC pause between two commands would.
 	ReleasePause func(ctx context.Context, key, owner string)
+
+	// OnPause is for a strategy whose client is a process of its own (driver:CMD), which no
+	// hook inside a Go call can freeze: the strategy calls it once when built, with freeze,
+	// and every stop-the-world pause of a holder (process-pause) then calls freeze as it
+	// begins and the thaw freeze returned as it ends. Pauses overlap: freeze counts them.
+	OnPause func(freeze func() (thaw func()))
 }
 
 // OptionError reports an option or argument the strategies cannot use.

@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""redis-py's Lock driven directly, without lockbench: the figure a driver run is compared
+with (docs/drivers.md). Hot key: every worker thread takes one key, holds it, lets it go,
+until the time is up.
+
+    /usr/bin/python3 drivers/python/loop.py [WORKERS=100] [SECONDS=5] [HOLD_MS=1] [TTL_MS=10000]
+
+Redis from LOCKBENCH_REDIS_ADDR (default 127.0.0.1:6379). Prints acquires/s and the p50.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import redis
+
+workers, seconds, hold_ms, ttl_ms = ([int(a) for a in sys.argv[1:]] + [100, 5, 1, 10000][len(sys.argv) - 1:])[:4]
+addr = os.environ.get("LOCKBENCH_REDIS_ADDR", "127.0.0.1:6379")
+host, _, port = addr.rpartition(":")
+r = redis.Redis(host=host, port=int(port), password=os.environ.get("LOCKBENCH_REDIS_PASSWORD") or None,
+                max_connections=workers + 8)
+key = "lockbench-loop:%d" % os.getpid()
+end = time.monotonic() + seconds
+lat = []
+timeouts = [0]
+mu = threading.Lock()
+
+
+def work():
+    while time.monotonic() < end:
+        t0 = time.perf_counter()
+        lock = r.lock(key, timeout=ttl_ms / 1000.0)
+        if not lock.acquire(blocking=True, blocking_timeout=5):
+            with mu:
+                timeouts[0] += 1
+            continue
+        d = time.perf_counter() - t0
+        time.sleep(hold_ms / 1000.0)
+        lock.release()
+        with mu:
+            lat.append(d)
+
+
+threads = [threading.Thread(target=work) for _ in range(workers)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+lat.sort()
+print(json.dumps({
+    "library": "redis-py %s" % redis.__version__, "workers": workers, "seconds": seconds, "hold_ms": hold_ms,
+    "acquires_per_s": round(len(lat) / seconds), "acquire_p50_us": round(lat[len(lat) // 2] * 1e6) if lat else 0,
+    "timeouts": timeouts[0],
+}))

@@ -1,0 +1,133 @@
+package driver_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/workload"
+)
+
+// spawn starts a single Redis as the CLI does, stopped when t ends.
+func spawn(t *testing.T) *redis.Conn {
+	t.Helper()
+	redistest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := redis.Open(ctx, redis.Spec{Topology: "single", StatePath: filepath.Join(t.TempDir(), "none.json")})
+	if err != nil {
+		t.Fatalf("open target: %v", err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
+// run drives cfg's phases against conn through the engine, with the fault layer.
+func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
+	t.Helper()
+	nodes := faults.NewNodes(conn, nil)
+	opts := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
+		specs, err := faults.ParseAll(ph.Faults)
+		if err != nil {
+			return nil, err
+		}
+		return faults.New(specs, ph.Concurrency(), nodes)
+	}}
+	rs, err := workload.Run(context.Background(), cfg, conn.Backend(), opts)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, r := range rs {
+		t.Logf("%s %s: verdict %q acquired %d timeouts %d errors %d overlaps %d renewals %d blocked %+v notes %v events %v",
+			r.Strategy, r.Label, r.Verdict, r.Acquired, r.Timeouts, r.Errors, r.Safety.Overlaps, r.Renewals,
+			r.Safety.BlockedAfterCrash, strings.Join(r.Notes, "; "), r.Events)
+	}
+	return rs
+}
+
+func phase(strategy string, mod func(*workload.Phase)) workload.Phase {
+	c := workload.Config{Workers: 20, Keys: 1, TTL: 2 * time.Second}
+	ph := c.Phase(strategy)
+	if err := ph.Hold.Set("1ms"); err != nil {
+		panic(err)
+	}
+	if mod != nil {
+		mod(&ph)
+	}
+	return ph
+}
+
+func config(d time.Duration, phases ...workload.Phase) workload.Config {
+	return workload.Config{Phases: phases, Duration: d, Warmup: 300 * time.Millisecond, AcquireTimeout: 2 * time.Second}
+}
+
+// Through the engine, a driver's lock on Redis keeps mutual exclusion on a hot key with its
+// Redis cost measured, and the null driver's in-memory lock does too within one process.
+func TestEngineRunsDrivers(t *testing.T) {
+	conn := spawn(t)
+	bin := testdriver(t)
+	rs := run(t, conn, config(time.Second, phase("driver:"+bin+" token", nil), phase("driver:"+bin+" null", nil)))
+	for _, r := range rs {
+		if r.Acquired == 0 || r.Errors != 0 || r.Verdict != "safe" {
+			t.Errorf("%s: acquired %d, errors %d, verdict %q: want acquisitions, no error, safe", r.Strategy, r.Acquired, r.Errors, r.Verdict)
+		}
+	}
+	if r := rs[0]; !r.Redis.Measured || r.Redis.CommandsPerAcquire < 2 {
+		t.Errorf("token driver: Redis cost %+v: want a lock and an unlock per acquire at least", r.Redis)
+	}
+}
+
+// A holder that dies (holder-crash) is abandoned: the driver stops the renewal it runs by
+// itself, so the key is blocked until its ttl frees it — not for good, as it would be if
+// the driver went on renewing a lock nobody will release.
+func TestHolderCrashAbandons(t *testing.T) {
+	t.Setenv("TESTDRIVER_SELF_RENEW", "1")
+	conn := spawn(t)
+	const ttl = 400 * time.Millisecond
+	rs := run(t, conn, config(2500*time.Millisecond, phase("driver:"+testdriver(t)+" token", func(ph *workload.Phase) {
+		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, ttl, hold("200ms"), []string{"holder-crash:p=0.2"}
+	})))
+	r := rs[0]
+	b := r.Safety.BlockedAfterCrash
+	if r.Safety.CrashedHolders == 0 || b == nil || b.Recovered == 0 {
+		t.Fatalf("crashed %d, blocked %+v: want crashes whose keys came back", r.Safety.CrashedHolders, b)
+	}
+	if b.Stuck != 0 && b.StuckFor > (10*ttl).Milliseconds() {
+		t.Errorf("%d keys stuck for %dms after a crash: the driver kept renewing an abandoned lock", b.Stuck, b.StuckFor)
+	}
+	if r.Renewals == 0 {
+		t.Errorf("no renewals reported: the driver's extended events should count")
+	}
+	// A key frees itself no sooner than the ttl after the death (its last renewal, at most
+	// ttl/3 before it, may move that later by as much).
+	if b.P50 < (ttl - ttl/3 - 50*time.Millisecond).Milliseconds() {
+		t.Errorf("blocked p50 %dms after a crash: want about the ttl (%s)", b.P50, ttl)
+	}
+}
+
+// A lock without renewal lets a second holder in when a hold outlives its ttl: the oracle
+// sees the overlap through the driver as it does for a Go lock.
+func TestHolderPauseIsUnsafe(t *testing.T) {
+	conn := spawn(t)
+	rs := run(t, conn, config(2*time.Second, phase("driver:"+testdriver(t)+" token", func(ph *workload.Phase) {
+		ph.Keys, ph.TTL, ph.Faults = 2, 100*time.Millisecond, []string{"holder-pause:p=0.2,d=300ms"}
+	})))
+	if r := rs[0]; r.Safety.Overlaps == 0 || !strings.HasPrefix(r.Verdict, report.VerdictUnsafe) {
+		t.Errorf("overlaps %d, verdict %q: want UNSAFE", r.Safety.Overlaps, r.Verdict)
+	}
+}
+
+func hold(s string) workload.Hold {
+	var h workload.Hold
+	if err := h.Set(s); err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return h
+}
