@@ -74,7 +74,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if f.quiet {
 		onStep = nil
 	}
-	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.s.Options(l.progress.update), objective, ramp, onStep)
+	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.progress.engine(l.s.Options(l.progress.update)), objective, ramp, onStep)
 	sum.Capacity, sum.Results = answers, results
 	return f.reportRun(l, sum, runErr, stdout)
 }

@@ -378,16 +378,31 @@ func (d *KeyDist) Set(s string) error {
 // Type names the value for --help.
 func (*KeyDist) Type() string { return "dist" }
 
-// picker returns a per-worker key chooser over n keys; not safe for concurrent use.
-func (d KeyDist) picker(n int, r *rand.Rand) func() int {
-	if n == 1 {
-		return func() int { return 0 }
+// picker returns a per-worker key chooser over n keys; not safe for concurrent use. It is a
+// value the worker keeps, not a closure: a million workers start a million of them.
+func (d KeyDist) picker(n int, r *rand.Rand) keyPicker {
+	k := keyPicker{n: n, r: r}
+	if d.Zipf && n > 1 {
+		k.zipf = rand.NewZipf(r, d.S, 1, uint64(n-1))
 	}
-	if d.Zipf {
-		z := rand.NewZipf(r, d.S, 1, uint64(n-1))
-		return func() int { return int(z.Uint64()) }
+	return k
+}
+
+// keyPicker draws key indexes with a KeyDist.
+type keyPicker struct {
+	n    int
+	r    *rand.Rand
+	zipf *rand.Zipf // nil: uniform
+}
+
+func (k *keyPicker) pick() int {
+	switch {
+	case k.n == 1:
+		return 0
+	case k.zipf != nil:
+		return int(k.zipf.Uint64())
 	}
-	return func() int { return r.IntN(n) }
+	return k.r.IntN(k.n)
 }
 
 // Hold is a hold-time distribution: a fixed duration ("1ms", "0"), "uniform:MIN..MAX" or
