@@ -111,7 +111,7 @@ var OnLostValues = []string{"continue", "abort"}
 // ParseOnLost reads "continue" or "abort".
 func ParseOnLost(s string) (OnLost, error) {
 	switch s {
-	case "continue", "":
+	case "continue":
 		return OnLostContinue, nil
 	case "abort":
 		return OnLostAbort, nil
@@ -227,6 +227,9 @@ func (c *Config) Validate() error {
 		if err := ph.validate(); err != nil {
 			return err
 		}
+		if err := c.holdFits(ph); err != nil {
+			return err
+		}
 		c.Strategies = append(c.Strategies, ph.Strategy)
 		info, _ := strategies.Lookup(ph.Strategy)
 		reentrant = reentrant || info.Reentrant
@@ -291,6 +294,21 @@ func (ph *Phase) validate() error {
 		}
 	}
 	return err
+}
+
+// holdFits refuses a hold that outlasts the phase: one longer than the warm-up, the
+// window and the drain together is cut short at the phase's end every time, and no cycle
+// is measured (--hold 1000h in a 300ms window). A hold longer than the window alone is
+// allowed: it keeps its holders inside past the window's end, which a safety experiment
+// may want (who enters while they hold is still seen), at the cost of measuring few cycles.
+func (c *Config) holdFits(ph *Phase) error {
+	phase := c.warmup() + c.Duration + drainGrace
+	if mean := ph.Hold.MeanDuration(); mean > phase {
+		return &ConfigError{Field: "hold", Value: ph.Hold.String(), bare: true,
+			Reason: fmt.Sprintf("the hold outlasts the whole phase (%s warm-up, %s measured window, %s to drain): every hold would be cut short and no cycle measured; want a hold shorter than --duration, or a longer --duration",
+				c.warmup(), c.Duration, drainGrace)}
+	}
+	return nil
 }
 
 // validateCapacity checks the settings only some locks take: --read-ratio (shared holds),
