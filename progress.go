@@ -110,7 +110,11 @@ func (p *progressLine) startUp(s workload.StartUp) {
 	case p.on && s.Done:
 		fmt.Fprintf(p.w, "\r\033[K%s started %d workers in %s\n", head, s.Workers, s.Elapsed.Round(100*time.Millisecond))
 	case p.on:
-		fmt.Fprintf(p.w, "\r\033[K%s starting %d workers… %d ready (%s)", head, s.Workers, s.Started, s.Elapsed.Round(time.Second))
+		left := "" // at the pace so far
+		if s.Started > 0 {
+			left = fmt.Sprintf(", about %s left", (s.Elapsed * time.Duration(s.Workers-s.Started) / time.Duration(s.Started)).Round(time.Second))
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s starting %d workers… %d ready (%s%s)", head, s.Workers, s.Started, s.Elapsed.Round(time.Second), left)
 	default:
 		if !p.starting {
 			fmt.Fprintf(p.w, "%s starting %d workers… ", head, s.Workers)
