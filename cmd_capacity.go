@@ -13,7 +13,9 @@ const capacitySynopsis = `Finds, per strategy, the highest rate of lock acquisit
 latency objective: an open-loop ramp (--start, multiplied by --factor each step) until a step
 fails, then a bisection between the last passing and the first failing rate. A step fails when
 acquire p99 (from the intended start) or the timeout share breaks the SLO, or when it
-achieves less than 98% of the offered rate. Each step prints as it finishes.
+takes less than 98% of the arrivals it offered (counted whole: 7 at 15.6/s for 500ms). Each
+step prints as it finishes; the ramp sets each step's rate and time (--start, --factor,
+--step-duration), so --rate and --duration are refused.
 
 Examples:
   lockbench capacity --strategy token --slo p99=5ms
@@ -37,15 +39,15 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if *slo == "" {
 		return usageErrorf("--slo is required, e.g. --slo p99=5ms")
 	}
-	if ramp.Start <= 0 {
-		return usageErrorf("invalid --start %v: want the first offered rate, acquisitions/s > 0", ramp.Start)
+	// The ramp sets each step's rate and measured time: the run's own would be ignored.
+	if fs.Changed("rate") {
+		return usageErrorf("invalid --rate %s: capacity offers its own rates, from --start multiplied by --factor each step; drop --rate", fs.Lookup("rate").Value)
 	}
-	if ramp.Factor <= 1 {
-		return usageErrorf("invalid --factor %v: want more than 1, each step offering more than the last", ramp.Factor)
+	if fs.Changed("duration") {
+		return usageErrorf("invalid --duration %s: capacity measures each step for --step-duration; use that instead", fs.Lookup("duration").Value)
 	}
-	if ramp.StepDuration < workload.MinDuration {
-		// Each step is a phase's measured window (--duration's bound).
-		return usageErrorf("invalid --step-duration %s: want a duration of at least %s (a shorter step holds too few round trips to measure), e.g. 3s", ramp.StepDuration, workload.MinDuration)
+	if err := ramp.Validate(); err != nil {
+		return err
 	}
 	f.faultWindow = ramp.StepDuration
 	f.cfg.Duration = ramp.StepDuration // what each step measures, as the report's header says
@@ -74,7 +76,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if f.quiet {
 		onStep = nil
 	}
-	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.s.Options(l.progress.update), objective, ramp, onStep)
+	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.progress.engine(l.s.Options(l.progress.update)), objective, ramp, onStep)
 	sum.Capacity, sum.Results = answers, results
 	return f.reportRun(l, sum, runErr, stdout)
 }

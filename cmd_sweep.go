@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -27,25 +28,31 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
 	f := loadFlags{command: "sweep"}
 	f.bind(fs)
-	param := fs.String("param", "", "the parameter to vary and its values: NAME=V1,V2,...")
+	param := new(onceString)
+	fs.Var(param, "param", "the parameter to vary and its values: NAME=V1,V2,...")
 	maxBlocked := fs.Duration("max-blocked", 0, "ttl/watchdog sweeps: the longest a holder that died (holder-crash) may keep its key from everyone; the answer must meet it and stay safe (0 = no such objective)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *param == "" {
+	if param.s == "" {
 		return usageErrorf("--param is required, e.g. --param ttl=200ms,1s,5s")
 	}
-	name, values, err := workload.ParseSweep(*param)
+	name, values, err := workload.ParseSweep(param.s)
 	if err != nil {
 		return err
 	}
+	if fs.Changed(name) {
+		// The sweep sets it in every phase: the flag would be silently overridden.
+		return usageErrorf("invalid --%s %s: --param %s sets the %s of each phase; give one or the other",
+			name, fs.Lookup(name).Value.String(), param.s, name)
+	}
 	opts := workload.SweepOptions{MaxBlocked: *maxBlocked}
-	if err := opts.Validate(); err != nil {
+	if err := opts.Validate(name); err != nil {
 		return err
 	}
 	for i, v := range values {
 		if slices.Contains(values[:i], v) {
-			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", *param, v)
+			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", param.s, v)
 		}
 	}
 	l, err := f.startRun(stdout, stderr, func(cfg *workload.Config) (err error) {
@@ -64,4 +71,22 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
 	return f.reportRun(l, sum, runErr, stdout)
+}
+
+// onceString is a flag that may be given once: --param names one parameter, and a second
+// one would silently replace the first.
+type onceString struct {
+	s   string
+	set bool
+}
+
+func (o *onceString) String() string { return o.s }
+func (o *onceString) Type() string   { return "string" }
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%s, then %s): a sweep varies one parameter; run one sweep per parameter", o.s, v)
+	}
+	o.s, o.set = v, true
+	return nil
 }

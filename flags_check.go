@@ -168,73 +168,6 @@ func (m *maxErrors) exceeded(results []report.Result) string {
 	return ""
 }
 
-// What a run costs this process in memory, measured here: a worker (its goroutine, buffers
-// and oracle slot) about 11 KiB, a key's oracle state and name about 120 bytes, and the
-// process itself about 64 MiB.
-const (
-	bytesPerWorker = 12 << 10
-	bytesPerKey    = 128
-	bytesBase      = 64 << 20
-)
-
-// checkCounts refuses counts this machine cannot hold before anything runs: a run of two
-// billion workers would otherwise die of an out-of-memory crash with a page of stack. The
-// bound is the memory the run would need against what the machine has available.
-func checkCounts(cfg *workload.Config) error {
-	avail := availableMemory()
-	if avail == 0 {
-		return nil // unknown here: no estimate to refuse by
-	}
-	for _, ph := range cfg.Phases {
-		need := float64(bytesBase) + float64(ph.Concurrency())*bytesPerWorker + float64(ph.Keys)*bytesPerKey
-		if need <= 0.9*float64(avail) {
-			continue
-		}
-		flag, n := "--workers", ph.Workers
-		switch {
-		case ph.Rate > 0 && float64(ph.MaxInflight)*bytesPerWorker > float64(ph.Keys)*bytesPerKey:
-			flag, n = "--max-inflight", ph.MaxInflight
-		case float64(ph.Keys)*bytesPerKey > float64(ph.Concurrency())*bytesPerWorker:
-			flag, n = "--keys", ph.Keys
-		}
-		return usageErrorf("invalid %s %d: the %s phase would need about %s of memory (%s a worker, %d B a key), and this machine has %s available",
-			flag, n, ph.Strategy, formatBytes(need), formatBytes(bytesPerWorker), bytesPerKey, formatBytes(float64(avail)))
-	}
-	return nil
-}
-
-// formatBytes is n bytes in binary units: 11.2 GiB.
-func formatBytes(n float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for n >= 1024 && i < len(units)-1 {
-		n /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", n)
-	}
-	return fmt.Sprintf("%.1f %s", n, units[i])
-}
-
-// availableMemory is MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
-func availableMemory() uint64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
 // checkExtra checks what the settings' bounds cannot: settings that make no sense together and
 // list flags, once the profile has been applied.
 func (f *loadFlags) checkExtra(cfg *workload.Config) error {
@@ -257,7 +190,9 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 	if err := checkApplies(cfg.Phases, cfg.WaitReplicas, f.strategy == "all" && !f.profileNamesStrategies()); err != nil {
 		return err
 	}
-	return checkCounts(cfg)
+	// Counts this machine cannot hold (workload.CheckMemory declares what a worker and a
+	// key cost).
+	return workload.CheckMemory(cfg.Phases, workload.AvailableMemory())
 }
 
 // checkApplies refuses a lock option set for a strategy that does not use it (a library or

@@ -156,7 +156,7 @@ func (l *loadRun) close() {
 func (l *loadRun) run(sum *report.Summary) error {
 	if l.fleet == nil {
 		var err error
-		sum.Results, err = workload.Run(l.ctx, l.cfg, l.s.Backend(), l.s.Options(l.progress.update))
+		sum.Results, err = workload.Run(l.ctx, l.cfg, l.s.Backend(), l.progress.engine(l.s.Options(l.progress.update)))
 		return err
 	}
 	merged, err := l.fleet.run(l.ctx)

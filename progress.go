@@ -83,8 +83,11 @@ func signalContext(progress *progressLine, child bool) (context.Context, func())
 // It is also where the engine's once-a-second report fans out to the live exports
 // (--metrics-addr, --live: see live.go), which run whether or not the line shows.
 type progressLine struct {
-	w  io.Writer
-	on bool
+	w     io.Writer
+	on    bool
+	quiet bool
+
+	starting bool // a start-up line is shown and not finished
 
 	// headerRows are the terminal rows the run's description took when the run started
 	// (header); said, that a line was printed below it since (say).
@@ -99,7 +102,7 @@ func (p *progressLine) observe(fn func(workload.Progress)) { p.observers = appen
 
 func newProgressLine(stderr io.Writer, quiet bool) *progressLine {
 	f, ok := stderr.(*os.File)
-	return &progressLine{w: stderr, on: !quiet && ok && term.IsTerminal(int(f.Fd()))}
+	return &progressLine{w: stderr, quiet: quiet, on: !quiet && ok && term.IsTerminal(int(f.Fd()))}
 }
 
 func (p *progressLine) update(pr workload.Progress) {
@@ -116,6 +119,39 @@ func (p *progressLine) update(pr workload.Progress) {
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s %s/%s  %s acq/s  p99 %s  overlaps %d", head,
 		pr.Elapsed.Round(time.Second), pr.Total, report.FormatRate(pr.AcquireRate), report.FormatUS(float64(pr.P99US)), pr.Overlaps)
+}
+
+// engine adds the line's report of the start-ups to the engine's options.
+func (p *progressLine) engine(o workload.Options) workload.Options {
+	o.StartUp = p.startUp
+	return o
+}
+
+// startUp shows a phase's start-up once it has lasted a second, also when stderr is not a
+// terminal (a log, CI): there as one line, "starting 1000000 workers… done in 2.3s".
+func (p *progressLine) startUp(s workload.StartUp) {
+	if p.quiet || (!p.starting && s.Elapsed < time.Second) {
+		return
+	}
+	head := fmt.Sprintf("[%d/%d %s]", s.Phase, s.Phases, strings.TrimSpace(s.Strategy+" "+s.Label))
+	switch {
+	case p.on && s.Done:
+		fmt.Fprintf(p.w, "\r\033[K%s started %d workers in %s\n", head, s.Workers, s.Elapsed.Round(100*time.Millisecond))
+	case p.on:
+		left := "" // at the pace so far
+		if s.Started > 0 {
+			left = fmt.Sprintf(", about %s left", (s.Elapsed * time.Duration(s.Workers-s.Started) / time.Duration(s.Started)).Round(time.Second))
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s starting %d workers… %d ready (%s%s)", head, s.Workers, s.Started, s.Elapsed.Round(time.Second), left)
+	default:
+		if !p.starting {
+			fmt.Fprintf(p.w, "%s starting %d workers… ", head, s.Workers)
+		}
+		if s.Done {
+			fmt.Fprintf(p.w, "done in %s\n", s.Elapsed.Round(100*time.Millisecond))
+		}
+	}
+	p.starting = !s.Done
 }
 
 // say prints a line above the progress line; like the line itself, only on a terminal.

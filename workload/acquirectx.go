@@ -56,12 +56,35 @@ type round struct {
 // newAcquireCtx makes the acquire context of a worker running under parent; its acquires end
 // when ends does (or time out), whether parent has ended or not.
 func newAcquireCtx(parent, ends context.Context) *acquireCtx {
-	c := &acquireCtx{parent: parent, ends: ends}
+	c := unwatchedAcquireCtx(parent, ends)
+	c.stopParent = context.AfterFunc(ends, func() { c.end(ends.Err()) })
+	return c
+}
+
+// unwatchedAcquireCtx is newAcquireCtx without its registration with ends: the caller
+// calls end when ends ends (see endAll). A phase of a million workers registers once for
+// them all, where a registration each would be a million entries in one context's child
+// map, made and removed under its lock, and a million goroutines when it ends.
+func unwatchedAcquireCtx(parent, ends context.Context) *acquireCtx {
+	c := &acquireCtx{parent: parent, ends: ends, stopParent: unwatched}
 	c.cur.Store(c.newRound())
 	c.timer = time.AfterFunc(time.Hour, c.expire)
 	c.timer.Stop()
-	c.stopParent = context.AfterFunc(ends, func() { c.end(ends.Err()) })
 	return c
+}
+
+func unwatched() bool { return false }
+
+// endAll ends the acquire contexts in cs (nil entries skipped) when ends ends, with one
+// registration; stop undoes it.
+func endAll(ends context.Context, cs []*acquireCtx) (stop func() bool) {
+	return context.AfterFunc(ends, func() {
+		for _, c := range cs {
+			if c != nil {
+				c.end(ends.Err())
+			}
+		}
+	})
 }
 
 func (c *acquireCtx) newRound() *round { return &round{c: c, done: make(chan struct{})} }

@@ -12,8 +12,8 @@ import (
 )
 
 // SLO is what a capacity step must meet: acquire p99 (from the intended start) at most P99,
-// at most TimeoutRate of acquisitions timing out or failing, and an achieved rate of at least
-// 98% of the offered one.
+// at most TimeoutRate of acquisitions timing out or failing, and at least 98% of the
+// arrivals offered acquired, counted whole (see judge).
 type SLO struct {
 	P99         time.Duration
 	TimeoutRate float64 // a fraction: 0.001 = 0.1%
@@ -73,8 +73,11 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 		step.TimeoutRate = failed / total
 	}
 	var why []string
-	if r.OfferedRate > 0 && r.AcquireRate < MinAchieved*r.OfferedRate {
-		why = append(why, fmt.Sprintf("achieved %.1f%% of offered", 100*r.AcquireRate/r.OfferedRate))
+	// Judged on whole arrivals: the window offers the arrivals due in it, one by one, and
+	// at 15.6/s a 500ms step has 7 of them, or 8 — a rate of 7.8 would fail a step that took
+	// every one. The arrivals the window surely holds are the whole part of rate x window.
+	if offered := math.Floor(r.OfferedRate * r.DurationS); offered >= 1 && float64(r.Acquired) < MinAchieved*offered {
+		why = append(why, fmt.Sprintf("achieved %d of %.0f arrivals (%.1f%%)", r.Acquired, offered, 100*float64(r.Acquired)/offered))
 	}
 	if p99 := time.Duration(step.P99US) * time.Microsecond; p99 > s.P99 {
 		why = append(why, fmt.Sprintf("p99 %s > %s", report.FormatUS(float64(step.P99US)), s.P99))
@@ -100,50 +103,78 @@ type Ramp struct {
 	MinRate      float64       // ramping down when the first step fails stops here. Default 10/s.
 }
 
-func (r *Ramp) validate() error {
-	if r.Start == 0 {
-		r.Start = 1000
-	}
-	if r.Factor == 0 {
-		r.Factor = 2
-	}
-	if r.StepDuration == 0 {
-		r.StepDuration = 3 * time.Second
-	}
+// Validate refuses a ramp that makes no search: a first rate beyond what lockbench offers,
+// or a factor that leaves the ramp one step (--start 1e12, --factor 1e308 ended "passed"
+// after one step, or none); errors name the flag and the valid range. It fills the
+// defaults of Bisections, MaxRate and MinRate; a zero Start, Factor or StepDuration it
+// refuses as given (Capacity fills those first).
+func (r *Ramp) Validate() error {
 	if r.Bisections == 0 {
 		r.Bisections = 5
 	}
 	if r.MaxRate == 0 {
-		r.MaxRate = 1e7
+		r.MaxRate = MaxRate
 	}
 	if r.MinRate == 0 {
 		r.MinRate = 10
 	}
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	bad := func(field string, v float64, reason string) error {
+		return &ConfigError{Field: field, Value: g(v), Reason: reason, bare: true}
+	}
 	switch {
-	case r.Start <= 0 || math.IsInf(r.Start, 0):
-		return &ConfigError{Field: "start", Value: fmt.Sprint(r.Start), Reason: "must be acquisitions per second > 0"}
-	case r.Factor <= 1:
-		return &ConfigError{Field: "factor", Value: fmt.Sprint(r.Factor), Reason: "must be > 1"}
-	case r.StepDuration <= 0:
-		return &ConfigError{Field: "step-duration", Value: r.StepDuration.String(), Reason: "must be > 0"}
+	case !(r.Factor > 1) || math.IsInf(r.Factor, 0):
+		return bad("factor", r.Factor, "want more than 1: each step offers more than the last")
+	// A ramp of one step is refused unless asked for (Start = MaxRate: that rate alone).
+	case !(r.Start > 0) || r.Start > r.MaxRate || r.Start < r.MaxRate && r.Start > r.MaxRate/DefaultFactor && r.Start*r.Factor > r.MaxRate:
+		return bad("start", r.Start, fmt.Sprintf("want a first rate above 0 and at most %s acquisitions/s: each step offers --factor %s times the last, up to %s/s, the most lockbench offers, and a search takes two steps at least",
+			g(math.Floor(r.MaxRate/r.Factor)), g(r.Factor), g(r.MaxRate)))
+	case r.Start < r.MaxRate && r.Start*r.Factor > r.MaxRate:
+		return bad("factor", r.Factor, fmt.Sprintf("want more than 1 and at most %s: with --start %s, the next step must stay within %s/s, the most lockbench offers, or the search is one step",
+			g(math.Floor(r.MaxRate/r.Start)), g(r.Start), g(r.MaxRate)))
+	case r.StepDuration < MinDuration:
+		// Each step is a phase's measured window (--duration's bound).
+		return &ConfigError{Field: "step-duration", Value: r.StepDuration.String(), bare: true,
+			Reason: fmt.Sprintf("want a duration of at least %s (a shorter step holds too few round trips to measure), e.g. 3s", MinDuration)}
 	}
 	return nil
 }
+
+// fill gives the ramp's settings their defaults where they are zero.
+func (r *Ramp) fill() {
+	if r.Start == 0 {
+		r.Start = 1000
+	}
+	if r.Factor == 0 {
+		r.Factor = DefaultFactor
+	}
+	if r.StepDuration == 0 {
+		r.StepDuration = 3 * time.Second
+	}
+}
+
+// DefaultFactor is the ramp's multiplier when none is given.
+const DefaultFactor = 2
 
 // Capacity searches, for each phase of cfg, the highest open-loop rate at which the
 // strategy meets slo on the lock service b (services/redis's Backend for Redis). Every step is a phase of
 // its own on fresh keys. onStep, when set, sees each step as it finishes. It returns the
 // answers and every step's full result.
 func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
-	if err := ramp.validate(); err != nil {
+	ramp.fill()
+	if err := ramp.Validate(); err != nil {
 		return nil, nil, err
 	}
 	cfg.Duration = ramp.StepDuration
 	var err error
 	if cfg.validated {
-		// Only the duration changed since Validate: its bound is what to check again.
+		// Only the duration changed since Validate: its bound, and the holds it must
+		// outlast, are what to check again.
 		duration, _ := LookupSetting("duration")
 		err = duration.Check(&cfg)
+		for i := 0; err == nil && i < len(cfg.Phases); i++ {
+			err = cfg.holdFits(&cfg.Phases[i])
+		}
 	} else {
 		err = cfg.Validate()
 	}

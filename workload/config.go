@@ -113,7 +113,7 @@ var OnLostValues = []string{"continue", "abort"}
 // ParseOnLost reads "continue" or "abort".
 func ParseOnLost(s string) (OnLost, error) {
 	switch s {
-	case "continue", "":
+	case "continue":
 		return OnLostContinue, nil
 	case "abort":
 		return OnLostAbort, nil
@@ -230,6 +230,9 @@ func (c *Config) Validate() error {
 		if err := ph.validate(); err != nil {
 			return err
 		}
+		if err := c.holdFits(ph); err != nil {
+			return err
+		}
 		c.Strategies = append(c.Strategies, ph.Strategy)
 		info, _ := strategies.Lookup(ph.Strategy)
 		reentrant = reentrant || info.Reentrant
@@ -294,6 +297,21 @@ func (ph *Phase) validate() error {
 		}
 	}
 	return err
+}
+
+// holdFits refuses a hold that outlasts the phase: one longer than the warm-up, the
+// window and the drain together is cut short at the phase's end every time, and no cycle
+// is measured (--hold 1000h in a 300ms window). A hold longer than the window alone is
+// allowed: it keeps its holders inside past the window's end, which a safety experiment
+// may want (who enters while they hold is still seen), at the cost of measuring few cycles.
+func (c *Config) holdFits(ph *Phase) error {
+	phase := c.warmup() + c.Duration + drainGrace
+	if mean := ph.Hold.MeanDuration(); mean > phase {
+		return &ConfigError{Field: "hold", Value: ph.Hold.String(), bare: true,
+			Reason: fmt.Sprintf("the hold outlasts the whole phase (%s warm-up, %s measured window, %s to drain): every hold would be cut short and no cycle measured; want a hold shorter than --duration, or a longer --duration",
+				c.warmup(), c.Duration, drainGrace)}
+	}
+	return nil
 }
 
 // validateCapacity checks the settings only some locks take: --read-ratio (shared holds),
@@ -381,16 +399,31 @@ func (d *KeyDist) Set(s string) error {
 // Type names the value for --help.
 func (*KeyDist) Type() string { return "dist" }
 
-// picker returns a per-worker key chooser over n keys; not safe for concurrent use.
-func (d KeyDist) picker(n int, r *rand.Rand) func() int {
-	if n == 1 {
-		return func() int { return 0 }
+// picker returns a per-worker key chooser over n keys; not safe for concurrent use. It is a
+// value the worker keeps, not a closure: a million workers start a million of them.
+func (d KeyDist) picker(n int, r *rand.Rand) keyPicker {
+	k := keyPicker{n: n, r: r}
+	if d.Zipf && n > 1 {
+		k.zipf = rand.NewZipf(r, d.S, 1, uint64(n-1))
 	}
-	if d.Zipf {
-		z := rand.NewZipf(r, d.S, 1, uint64(n-1))
-		return func() int { return int(z.Uint64()) }
+	return k
+}
+
+// keyPicker draws key indexes with a KeyDist.
+type keyPicker struct {
+	n    int
+	r    *rand.Rand
+	zipf *rand.Zipf // nil: uniform
+}
+
+func (k *keyPicker) pick() int {
+	switch {
+	case k.n == 1:
+		return 0
+	case k.zipf != nil:
+		return int(k.zipf.Uint64())
 	}
-	return func() int { return r.IntN(n) }
+	return k.r.IntN(k.n)
 }
 
 // Hold is a hold-time distribution: a fixed duration ("1ms", "0"), "uniform:MIN..MAX" or

@@ -35,6 +35,21 @@ type Progress struct {
 	Second ProgressSecond
 }
 
+// StartUp is how far a phase is in starting its workers. A phase starts every worker
+// (goroutine and state) and parks it before its warm-up begins, then releases them all at
+// once, so that a large fleet's start-up takes nothing from the warm-up or the measured
+// window. While that lasts more than a second it is reported once a second, and once more
+// when done; a phase that starts within a second reports only that last one.
+type StartUp struct {
+	Phase, Phases   int // 1-based
+	Strategy, Label string
+
+	Workers int           // to start
+	Started int           // made and parked so far; Workers when Done, unless interrupted
+	Elapsed time.Duration // since the start-up began
+	Done    bool          // every worker is parked, and the phase releases them now
+}
+
 // ProgressSecond is one interval of a measured window, about a second long (the last one
 // ends with the window and may be shorter). It is built from what the collector merges
 // once a second anyway: reporting it costs the measured path nothing.
@@ -80,6 +95,9 @@ type Faults interface {
 type Options struct {
 	// Progress, when set, is called from the collector goroutine once a second.
 	Progress func(Progress)
+	// StartUp, when set, sees each phase's start of its workers, before the warm-up: once a
+	// second while it lasts, and once when it is done (see StartUp).
+	StartUp func(StartUp)
 	// Faults builds the fault injectors of a phase that has fault specs. A phase with
 	// faults and no Faults builder is an error.
 	Faults func(Phase) (Faults, error)
@@ -175,6 +193,11 @@ type phase struct {
 	errs     errorCounts // failed lock-server calls by kind, and the first of each
 	channels string      // the ACL channel right the strategy needs, for a denied one's hint
 
+	// The workers' acquire contexts, ended together when their kill context ends
+	// (startWorkers); stopEnds undoes that registration.
+	actxs    []*acquireCtx
+	stopEnds func() bool
+
 	// Multi-process runs: every critical section, and the clock against the backend's
 	// reference clock at the start and end meetings; nil and zero otherwise.
 	hist          *histories
@@ -259,22 +282,46 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if p.crashes != nil {
 		defer p.crashes.bury(context.WithoutCancel(ctx)) // after the stuck locks are counted
 	}
-	if err := p.meet(ctx, "start"); err != nil {
-		return p.result(time.Now(), time.Now(), nil, nil), err
-	}
-	if p.hist != nil {
-		var err error
-		if p.clockAtStart, err = syncClock(ctx, p.backend, p.origin); err != nil {
-			return p.result(time.Now(), time.Now(), nil, nil), err
-		}
-	}
-
-	// Workers run under work; their acquires end only with kill (see drain).
+	// Workers run under work; their acquires end only with kill (see drain). Every one is
+	// started and parked before the phase's clock starts (startWorkers), and before the
+	// other processes of a multi-machine run are met: however long a large fleet takes to
+	// start, the warm-up and the window are the load's alone.
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	kill, killWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer killWork()
 	var workers sync.WaitGroup
+	startUp := func(s StartUp) {
+		if o.StartUp != nil {
+			s.Phase, s.Phases, s.Strategy, s.Label = p.index+1, phases, p.ph.Strategy, p.ph.Label
+			o.StartUp(s)
+		}
+	}
+	release, err := p.startWorkers(ctx, work, kill, &workers, startUp)
+	defer p.stopEnds()  // runs before killWork: the workers are done by then
+	abandon := func() { // the parked workers end without running a cycle
+		stopWork()
+		release()
+		workers.Wait()
+	}
+	if err != nil {
+		abandon()
+		r := p.result(time.Now(), time.Now(), nil, nil)
+		r.Interrupted = true
+		return r, err
+	}
+	if err := p.meet(ctx, "start"); err != nil {
+		abandon()
+		return p.result(time.Now(), time.Now(), nil, nil), err
+	}
+	if p.hist != nil {
+		var err error
+		if p.clockAtStart, err = syncClock(ctx, p.backend, p.origin); err != nil {
+			abandon()
+			return p.result(time.Now(), time.Now(), nil, nil), err
+		}
+	}
+
 	start := time.Now()
 	p.winStart = start.Add(p.cfg.warmup())
 	p.winEnd = p.winStart.Add(p.cfg.Duration)
@@ -284,14 +331,8 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		p.sched = newSchedule(start, p.ph.Rate, p.winStart, p.winEnd)
 		p.rec.on.Store(true) // arrivals due before winStart are not measured; see measured
 		finish = p.awaitInflight
-		for w := range p.ph.MaxInflight {
-			workers.Go(func() { p.openWorker(p.workerContext(work, w), kill, w) })
-		}
-	} else {
-		for w := range p.ph.Workers {
-			workers.Go(func() { p.closedWorker(p.workerContext(work, w), kill, w) })
-		}
 	}
+	release() // every worker begins now, the schedule and the window set
 
 	// Faults play from the phase's start (their times are relative to the window) until
 	// the window closes; stopping them restores the target before the workers drain.

@@ -36,8 +36,11 @@ var Settings = []Setting{
 		Help: "open loop: start this many acquisitions per second regardless of completions (0 = closed loop)"}, 0,
 		func(r float64) bool { return r >= 0 && r <= MaxRate },
 		func(c *Config) *float64 { return &c.Rate }, func(ph *Phase) *float64 { return &ph.Rate }),
-	intSetting(Setting{Name: "max-inflight", In: Flag | Top, Example: "1000", Want: "at least 1 (default --workers)",
-		Help: "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)"}, 0, atLeast(0),
+	// A given 0 is refused, not taken for the default: an open loop with nothing in flight
+	// would drop every arrival.
+	typed(Setting{Name: "max-inflight", In: Flag | Top, Example: "1000", Want: "at least 1 (default --workers)",
+		Help: "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)"},
+		intNoneKind(givenZero), ShapeInteger, 0, func(n int) bool { return n >= 1 || n == 0 },
 		func(c *Config) *int { return &c.MaxInflight }, nil, nil),
 	intSetting(Setting{Name: "keys", Short: "k", In: Everywhere | Sweepable, Example: "1000", Want: "at least 1",
 		Help: "distinct lock keys (1 = one hot key)"}, 1, atLeast(1),
@@ -48,8 +51,9 @@ var Settings = []Setting{
 	valueSetting(Setting{Name: "hold", In: Everywhere | Sweepable, Example: "exp:1ms",
 		Help: "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
 		func(c *Config) *Hold { return &c.Hold }, func(ph *Phase) *Hold { return &ph.Hold }),
-	intSetting(Setting{Name: "reentry", In: Flag | Top, Example: "2", Want: "0 or more",
-		Help: "nested re-acquires by the holder (reentrant strategies only)"}, 0, atLeast(0),
+	intSetting(Setting{Name: "reentry", In: Flag | Top, Example: "2",
+		Want: fmt.Sprintf("from 0 to %d (each re-entry is a round trip inside the hold)", MaxReentry),
+		Help: "nested re-acquires by the holder (reentrant strategies only)"}, 0, func(n int) bool { return n >= 0 && n <= MaxReentry },
 		func(c *Config) *int { return &c.Reentry }, nil, nil),
 	floatSetting(Setting{Name: "read-ratio", In: Everywhere | Sweepable, Example: "0.9",
 		Want: "a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)",
@@ -77,9 +81,10 @@ var Settings = []Setting{
 		Help: "unrecorded time before each measurement (0 = none)"}, time.Second, noWarmup,
 		func(d time.Duration) bool { return d >= 0 || d == noWarmup },
 		func(c *Config) *time.Duration { return &c.Warmup }, nil),
-	durationSetting(Setting{Name: "acquire-timeout", In: Flag | Top, Example: "5s", Want: "a duration > 0, e.g. 5s",
+	durationSetting(Setting{Name: "acquire-timeout", In: Flag | Top, Example: "5s",
+		Want: "a duration > 0 of at least " + MinAcquireTimeout.String() + " (an acquire is a round trip to the lock service at least: a shorter timeout times every one out), e.g. 5s",
 		Help: "give up one acquire after this long (counted as a timeout)"}, 5*time.Second, 0,
-		func(d time.Duration) bool { return d > 0 },
+		func(d time.Duration) bool { return d >= MinAcquireTimeout },
 		func(c *Config) *time.Duration { return &c.AcquireTimeout }, nil),
 	durationSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s",
 		Want: "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)",
@@ -160,6 +165,7 @@ type Setting struct {
 	check func(*Config) error         // judges the value in c by the bound
 	phase func(*Phase) error          // fills the default in ph and judges the value by the bound; nil off InPhase
 	set   func(*Phase, string) error  // parses, judges and sets a phase's value
+	get   func(*Phase) string         // a phase's value as the flag prints it: one text per value
 	copy  func(dst *Phase, c *Config) // copies the run's value into a phase
 }
 
@@ -212,6 +218,14 @@ const (
 	MaxRate = 10_000_000
 	// noWarmup is Config.Warmup for none: the flag's 0 (Config's 0 is the default).
 	noWarmup time.Duration = -1
+	// givenZero is a count given as 0 where Config's 0 is the default (--max-inflight 0):
+	// out of the bound, so refused as the user wrote it.
+	givenZero = math.MinInt
+	// MinAcquireTimeout is the shortest acquire timeout: a round trip on loopback takes
+	// 50-200µs, and a loaded one milliseconds.
+	MinAcquireTimeout = time.Millisecond
+	// MaxReentry bounds --reentry: each re-entry is an acquire inside the hold.
+	MaxReentry = 1000
 )
 
 func atLeast(n int) func(int) bool { return func(v int) bool { return v >= n } }
@@ -235,6 +249,26 @@ var (
 	floatKind = kind[float64]{"float64", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
 		func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }, "a number"}
 )
+
+// intNoneKind reads whole numbers, a given 0 held as none: Config's 0 is the default.
+func intNoneKind(none int) kind[int] {
+	k := intKind
+	parse := k.parse
+	k.parse = func(s string) (int, error) {
+		v, err := parse(s)
+		if err == nil && v == 0 {
+			v = none
+		}
+		return v, err
+	}
+	k.format = func(v int) string {
+		if v == none {
+			v = 0
+		}
+		return strconv.Itoa(v)
+	}
+	return k
+}
 
 // durationKind reads durations; a given 0 means none, held as none (ttl: strategies.NoTTL;
 // warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
@@ -296,6 +330,7 @@ func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) b
 		return s
 	}
 	s.copy = func(dst *Phase, c *Config) { *ph(dst) = *cfg(c) }
+	s.get = func(p *Phase) string { return k.format(*ph(p)) }
 	s.phase = func(p *Phase) error {
 		v := ph(p)
 		if *v == zero {
@@ -365,6 +400,9 @@ type PhaseSetting struct {
 	Sweep bool
 	// Set is Setting.SetPhase.
 	Set func(ph *Phase, v string) error
+	// Get is the phase's value as the flag prints it: two spellings of one value (1s,
+	// 1000ms) read the same.
+	Get func(ph *Phase) string
 }
 
 // PhaseSettings are the settings a phase may override (the InPhase rows of Settings), in
@@ -375,7 +413,7 @@ func phaseSettings() []PhaseSetting {
 	var out []PhaseSetting
 	for _, s := range Settings {
 		if s.Is(InPhase) {
-			out = append(out, PhaseSetting{Name: s.Name, Sweep: s.Is(Sweepable), Set: s.SetPhase})
+			out = append(out, PhaseSetting{Name: s.Name, Sweep: s.Is(Sweepable), Set: s.SetPhase, Get: s.get})
 		}
 	}
 	return out

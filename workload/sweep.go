@@ -32,17 +32,35 @@ func ParseSweep(s string) (param string, values []string, err error) {
 }
 
 // SweepPhases returns one phase per strategy of cfg per value, in that order, each with
-// param set to the value and checked as Validate checks a phase. cfg must be validated.
+// param set to the value and checked as Validate checks a phase, by the setting's bound, by
+// what the run around it allows (a hold within the phase) and by the memory it needs: every
+// value is judged before anything runs, and a bad one is named as --param NAME=VALUE. Two
+// values that are one (ttl=1s,1000ms) are refused: each value is a phase. cfg must be
+// validated.
 func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 	var out []Phase
+	avail := AvailableMemory()
 	for _, strategy := range cfg.Strategies {
+		seen := map[string]string{} // a value as the setting prints it: as the user wrote it
 		for _, v := range values {
 			ph := cfg.Phase(strategy)
 			if err := setParam(&ph, param, v); err != nil {
 				return nil, err
 			}
+			st, _ := LookupPhaseSetting(param)
+			if first, dup := seen[st.Get(&ph)]; dup {
+				return nil, &ConfigError{Field: "param", Value: param + "=" + strings.Join(values, ","),
+					Reason: fmt.Sprintf("%s and %s are one value, listed twice; each value is one phase", first, v)}
+			}
+			seen[st.Get(&ph)] = v
 			ph.Label, ph.ParamValue = param+"="+v, v
 			if err := ph.validate(); err != nil {
+				return nil, paramError(err, param, v)
+			}
+			if err := cfg.holdFits(&ph); err != nil {
+				return nil, paramError(err, param, v)
+			}
+			if err := CheckMemory([]Phase{ph}, avail); err != nil {
 				return nil, paramError(err, param, v)
 			}
 			out = append(out, ph)
@@ -81,10 +99,15 @@ type SweepOptions struct {
 	MaxBlocked time.Duration
 }
 
-// Validate reports an objective that cannot be met by anything, naming its flag.
-func (o SweepOptions) Validate() error {
-	if o.MaxBlocked < 0 {
+// Validate reports an objective that cannot be met by anything, or that the sweep of
+// param does not weigh, naming its flag.
+func (o SweepOptions) Validate(param string) error {
+	switch {
+	case o.MaxBlocked < 0:
 		return &ConfigError{Field: "max-blocked", Value: o.MaxBlocked.String(), Reason: "want a duration >= 0 (0 = no objective), e.g. 5s"}
+	case o.MaxBlocked > 0 && param != "ttl" && param != "watchdog":
+		return &ConfigError{Field: "max-blocked", Value: o.MaxBlocked.String(), bare: true,
+			Reason: fmt.Sprintf("it weighs a ttl or watchdog sweep (how long a dead holder's lease blocks its key); a %s sweep has no lease to weigh: drop it, or sweep ttl or watchdog", param)}
 	}
 	return nil
 }
@@ -140,7 +163,11 @@ func byStrategy(results []report.Result) [][]report.Result {
 	return out
 }
 
-// unsafe describes what went wrong in a phase, "" when nothing did.
+// unsafe describes what went wrong in a phase, "" when nothing did. It agrees with the
+// phase's verdict: overlaps count only when the verdict is not safe (a fence refused
+// their stale writes), and so do lost leases — under fencing a lapsed lease is what the
+// fence is for, and the row reads safe (fenced); without it one is a stale holder the next
+// pause turns into an overlap.
 func unsafe(r report.Result) string {
 	var parts []string
 	if r.Safety.Overlaps > 0 && !strings.HasPrefix(r.Verdict, "safe") {
@@ -152,7 +179,7 @@ func unsafe(r report.Result) string {
 	if r.Safety.FenceRegressions > 0 {
 		parts = append(parts, fmt.Sprintf("%d fence regressions", r.Safety.FenceRegressions))
 	}
-	if r.Safety.LostLeases > 0 {
+	if r.Safety.LostLeases > 0 && !r.Safety.Fencing {
 		parts = append(parts, fmt.Sprintf("%d lost leases", r.Safety.LostLeases))
 	}
 	if r.Safety.StuckKeys > 0 {
@@ -171,13 +198,22 @@ func recommendTTL(group []report.Result) string {
 			failed = append(failed, fmt.Sprintf("%s: %s", r.ParamValue, what))
 			continue
 		}
-		line := fmt.Sprintf("%s: smallest safe ttl %s (0 overlaps, 0 lost leases)", r.Strategy, r.ParamValue)
+		line := fmt.Sprintf("%s: smallest safe ttl %s (%s)", r.Strategy, r.ParamValue, safeAs(r))
 		if len(failed) > 0 {
 			line += "; unsafe below it — " + strings.Join(failed, "; ")
 		}
 		return line
 	}
 	return fmt.Sprintf("%s: no swept ttl was safe (%s); try a longer ttl or --watchdog auto", rs[0].Strategy, strings.Join(failed, "; "))
+}
+
+// safeAs says how a phase that unsafe passes was safe: "0 overlaps, 0 lost leases", or,
+// fenced, what the fence refused.
+func safeAs(r report.Result) string {
+	if r.Safety.Overlaps == 0 && r.Safety.LostLeases == 0 {
+		return "0 overlaps, 0 lost leases"
+	}
+	return fmt.Sprintf("%d overlaps, %d lost leases: %s", r.Safety.Overlaps, r.Safety.LostLeases, r.Verdict)
 }
 
 // watchdogOrder ranks renewal intervals from the shortest; off renews never, the longest.

@@ -62,16 +62,26 @@ func TestParseSLO(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	slo := SLO{P99: 5 * time.Millisecond, TimeoutRate: 0.001}
-	r := report.Result{OfferedRate: 1000, AcquireRate: 990, Acquired: 2970}
+	r := report.Result{OfferedRate: 1000, AcquireRate: 990, Acquired: 2970, DurationS: 3}
 	r.LatencyUS.Acquire.P99 = 4000
 	if s := slo.judge("ramp", r); !s.Pass {
 		t.Errorf("a step within the SLO failed: %+v", s)
 	}
-	r.AcquireRate = 950
+	// A low rate is judged on whole arrivals: 15.6/s for 500ms is 7 arrivals surely (7.8
+	// by the rate), and a step that took 7 achieved all it was offered (it read 89.6%).
+	low := report.Result{OfferedRate: 15.6, AcquireRate: 14, Acquired: 7, DurationS: 0.5}
+	if s := slo.judge("ramp", low); !s.Pass {
+		t.Errorf("7 arrivals of 7 taken at 15.6/s for 500ms failed: %s", s.Reason)
+	}
+	low.Acquired, low.AcquireRate = 6, 12
+	if s := slo.judge("ramp", low); s.Pass || !strings.Contains(s.Reason, "achieved 6 of 7 arrivals") {
+		t.Errorf("6 of 7 arrivals: pass %v, %q; want a failure naming them", s.Pass, s.Reason)
+	}
+	r.AcquireRate, r.Acquired = 950, 2850
 	r.LatencyUS.Acquire.P99 = 7100
 	r.Timeouts = 30
 	s := slo.judge("ramp", r)
-	for _, want := range []string{"achieved 95.0% of offered", "p99 7.1ms > 5ms", "timeouts 1.00% > 0.1%"} {
+	for _, want := range []string{"achieved 2850 of 3000 arrivals (95.0%)", "p99 7.1ms > 5ms", "timeouts 1.04% > 0.1%"} {
 		if s.Pass || !strings.Contains(s.Reason, want) {
 			t.Errorf("reason %q lacks %q", s.Reason, want)
 		}
@@ -233,7 +243,7 @@ func TestRecommendWeighsCrashesAgainstPauses(t *testing.T) {
 	if len(got) != 4 || !strings.Contains(got[3], "watchdog 100ms, the shortest that stayed safe") {
 		t.Errorf("watchdog sweep: %q", got)
 	}
-	if err := (SweepOptions{MaxBlocked: -time.Second}).Validate(); err == nil || !strings.Contains(err.Error(), "--max-blocked") {
+	if err := (SweepOptions{MaxBlocked: -time.Second}).Validate("ttl"); err == nil || !strings.Contains(err.Error(), "--max-blocked") {
 		t.Errorf("a negative --max-blocked: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,19 +21,27 @@ import (
 type worker struct {
 	id    int
 	owner string // unique across processes: lockbench's process id plus the worker number
-	rng   *rand.Rand
-	pick  func() int
+	src   rand.PCG
+	rng   *rand.Rand // over src
+	pick  keyPicker
 	actx  *acquireCtx // bounds each acquire by the acquire timeout
 	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
 	lives int         // how many of its holders died (holder-crash): each made a new owner
 
 	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
-	// section flags; made once with room for the set, refilled by choose.
+	// section flags; made once with room for the set, refilled by choose. One key's live in
+	// one, not in four allocations of their own.
 	held    []int
 	names   []string
 	entries []uint64
 	flags   []report.SectionFlags
 	read    bool // the cycle takes a shared hold (--read-ratio)
+	one     struct {
+		held    [1]int
+		names   [1]string
+		entries [1]uint64
+		flags   [1]report.SectionFlags
+	}
 }
 
 // processID distinguishes this process's owners from another lockbench's on the same keys.
@@ -41,13 +50,22 @@ var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
 // newWorker makes worker id, which runs under ctx; its acquires end with kill (or time out),
 // not with ctx.
 func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
-	r := rand.New(rand.NewPCG(p.seed, uint64(id)))
-	n := max(p.ph.LockSet, 1)
-	return &worker{
-		id: id, owner: processID + ":" + strconv.Itoa(id), rng: r,
-		pick: p.cfg.KeyDist.picker(len(p.state), r), actx: newAcquireCtx(ctx, kill),
-		held: make([]int, 0, n), names: make([]string, n), entries: make([]uint64, n), flags: make([]report.SectionFlags, n),
+	w := &worker{id: id, owner: processID + ":" + strconv.Itoa(id)}
+	if p.actxs != nil {
+		w.actx = unwatchedAcquireCtx(ctx, kill) // startWorkers ends them all
+		p.actxs[id] = w.actx
+	} else {
+		w.actx = newAcquireCtx(ctx, kill)
 	}
+	w.src.Seed(p.seed, uint64(id))
+	w.rng = rand.New(&w.src)
+	w.pick = p.cfg.KeyDist.picker(len(p.state), w.rng)
+	if n := max(p.ph.LockSet, 1); n > 1 {
+		w.held, w.names, w.entries, w.flags = make([]int, 0, n), make([]string, n), make([]uint64, n), make([]report.SectionFlags, n)
+	} else {
+		w.held, w.names, w.entries, w.flags = w.one.held[:0], w.one.names[:], w.one.entries[:], w.one.flags[:]
+	}
+	return w
 }
 
 // choose picks the next cycle's keys with the phase's key distribution — a lock set's
@@ -56,12 +74,12 @@ func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
 // careful multi-resource update takes it: sets listing shared keys in opposite orders
 // stall each other (multilock gives its set back after a round and livelocks).
 func (p *phase) choose(w *worker) {
-	w.held = append(w.held[:0], w.pick())
+	w.held = append(w.held[:0], w.pick.pick())
 	for len(w.held) < cap(w.held) {
-		k := w.pick()
+		k := w.pick.pick()
 		for tries := 0; slices.Contains(w.held, k); tries++ {
 			if tries < 64 {
-				k = w.pick()
+				k = w.pick.pick()
 			} else {
 				k = (k + 1) % len(p.state) // a skewed distribution's cold keys: the next free one
 			}
@@ -75,9 +93,88 @@ func (p *phase) choose(w *worker) {
 	w.read = p.ph.ReadRatio > 0 && w.rng.Float64() < p.ph.ReadRatio
 }
 
-func (p *phase) closedWorker(ctx, kill context.Context, id int) {
-	w := p.newWorker(ctx, kill, id)
-	defer w.actx.close()
+// startWorkers starts the phase's workers, each on its goroutine with its state made
+// (newWorker), and parks them at a gate; release opens it. It returns once every worker is
+// parked, reporting the start-up through progress once a second while it lasts and once
+// when done, or early with ctx's error when ctx ends (the workers started so far stay
+// parked: cancel work, then release them, and they end without a cycle).
+//
+// Starting is the one cost that grows with the workers alone — a goroutine, its stack and a
+// few small allocations each (its random source, key picker and acquire context) — and it
+// happens here, before the phase's clock starts: a million workers take seconds to start,
+// which inside the warm-up or the window would be load that never came (issue 30, item 5).
+func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.WaitGroup, progress func(StartUp)) (release func(), err error) {
+	n := p.ph.Concurrency()
+	body := p.closedWorker
+	if p.ph.Rate > 0 {
+		body = p.openWorker
+	}
+	gate := make(chan struct{})
+	p.actxs = make([]*acquireCtx, n)
+	p.stopEnds = endAll(kill, p.actxs)
+	release = sync.OnceFunc(func() { close(gate) })
+	var parked sync.WaitGroup
+	var started atomic.Int64
+	began := time.Now()
+	spawned := make(chan struct{})
+	go func() {
+		defer close(spawned)
+		for id := range n {
+			if id%1024 == 0 && ctx.Err() != nil {
+				break
+			}
+			parked.Add(1)
+			workers.Go(func() {
+				wctx := p.workerContext(work, id)
+				w := p.newWorker(wctx, kill, id)
+				defer w.actx.close()
+				started.Add(1)
+				parked.Done()
+				parkGrown(gate)
+				body(wctx, w)
+			})
+		}
+		parked.Wait()
+	}()
+	report := func(done bool) {
+		progress(StartUp{Workers: n, Started: int(started.Load()), Elapsed: time.Since(began), Done: done})
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-spawned:
+			if err := ctx.Err(); err != nil {
+				return release, err
+			}
+			report(true)
+			return release, nil
+		case <-tick.C:
+			report(false)
+		}
+	}
+}
+
+// parkFrame is the frame a worker parks in. A goroutine starts on a 2 KiB stack, and a
+// cycle needs more (token's, at its deepest wait inside rueidis, holds 3.5 KiB): it would
+// grow in steps, copying its stack twice and touching memory for each size, as the warm-up
+// begins — a hundred thousand workers at once. Parking in a 3 KiB frame grows the stack to
+// 8 KiB in one step during the start-up, and keeps it there while parked (the garbage
+// collector halves a stack less than a quarter used); the 2 KiB one it leaves is the next
+// worker's. A strategy that needs more grows it further in its first cycle, as before.
+const parkFrame = 3 << 10
+
+//go:noinline
+func parkGrown(gate <-chan struct{}) {
+	var frame [parkFrame]byte
+	touch(frame[:])
+	<-gate
+}
+
+//go:noinline
+func touch(b []byte) { b[len(b)-1] = 1 }
+
+func (p *phase) closedWorker(ctx context.Context, w *worker) {
 	for ctx.Err() == nil {
 		p.choose(w)
 		p.cycle(ctx, w, time.Now())
@@ -86,9 +183,7 @@ func (p *phase) closedWorker(ctx, kill context.Context, id int) {
 
 // openWorker takes arrivals off the schedule while it lasts: claim the next one, wait until
 // it is due, run its cycle.
-func (p *phase) openWorker(ctx, kill context.Context, id int) {
-	w := p.newWorker(ctx, kill, id)
-	defer w.actx.close()
+func (p *phase) openWorker(ctx context.Context, w *worker) {
 	free := p.sched.start // until its first claim, free since the schedule began
 	for ctx.Err() == nil {
 		i, ok := p.sched.claim(free, time.Now())
