@@ -161,7 +161,20 @@ func pacingText(c Config, kind, swept string) string {
 func lockConfig(s *Summary) Config {
 	c := s.Config
 	c.Watchdog, c.Wait = LockWatchdog(s), LockWait(s)
+	// Every phase ran with a lease of its own choosing (Redisson's lock() when no --ttl was
+	// given: a 30s lease renewed every 10s): the header shows that lease, not the flag's.
+	if r := s.Results; len(r) > 0 && r[0].TTLMS != c.TTLMS && !differBy(r, func(x Result) int64 { return x.TTLMS }) {
+		c.TTLMS = r[0].TTLMS
+		if r[0].WatchdogMS > 0 && c.Watchdog == "off" && !differBy(r, func(x Result) int64 { return x.WatchdogMS }) {
+			c.Watchdog = formatMS(r[0].WatchdogMS)
+		}
+	}
 	return c
+}
+
+// differBy reports whether value differs between any two results.
+func differBy(results []Result, value func(Result) int64) bool {
+	return slices.ContainsFunc(results, func(r Result) bool { return value(r) != value(results[0]) })
 }
 
 // OwnText stands for a lock setting in the run header when every phase's lock keeps it its
