@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Issue 30's inputs that package main answers: refusals in the user's words, reports that
