@@ -642,6 +642,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		ParamValue:  p.ph.ParamValue,
 		Wait:        waitOf(p.info, p.ph.Wait),
 		Own:         ownOf(p.info),
+		Source:      p.info.Source,
 		TTLMS:       p.ph.TTL.Milliseconds(),
 		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
 		DurationS:   window.Seconds(),

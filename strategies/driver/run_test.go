@@ -83,6 +83,10 @@ func TestEngineRunsDrivers(t *testing.T) {
 			t.Errorf("%s: acquired %d, errors %d, verdict %q: want acquisitions, no error, safe", r.Strategy, r.Acquired, r.Errors, r.Verdict)
 		}
 	}
+	// The result names the library and version the driver's hello gave.
+	if rs[0].Source != "testdriver 1 (token)" || rs[1].Source != "testdriver 1 (null)" {
+		t.Errorf("sources %q, %q: want the drivers' hello versions", rs[0].Source, rs[1].Source)
+	}
 	if r := rs[0]; !r.Redis.Measured || r.Redis.CommandsPerAcquire < 2 {
 		t.Errorf("token driver: Redis cost %+v: want a lock and an unlock per acquire at least", r.Redis)
 	}
