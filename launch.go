@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/session"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -208,6 +210,17 @@ func (f *loadFlags) reportRun(l *loadRun, sum *report.Summary, runErr error, std
 	// error: the fleet says whether it was cut short.
 	sum.Interrupted = runErr != nil && l.ctx.Err() != nil || l.fleet != nil && l.fleet.interrupted
 	if runErr != nil && !sum.Interrupted {
+		if strategies.IsFatal(runErr) && len(sum.Results) > 0 {
+			// A strategy that could not go on (a driver died, hung or wrote garbage) ended
+			// its phase early: the report shows what ran, and the run fails with its line.
+			if err := f.writeOutputs(sum, stdout); err != nil {
+				var ee *exitError
+				if !errors.As(err, &ee) {
+					return err
+				}
+			}
+			return &exitError{code: exitFailure, msg: runErr.Error()}
+		}
 		return runErr
 	}
 	return f.writeOutputs(sum, stdout)

@@ -399,7 +399,7 @@ func mergeResult(group []*Result) (Result, error) {
 		Strategy: first.Strategy, Label: first.Label, ParamValue: first.ParamValue,
 		Wait: first.Wait, TTLMS: first.TTLMS, WatchdogMS: first.WatchdogMS, Keys: first.Keys,
 		Capacity: first.Capacity, Permits: first.Permits, ReadRatio: first.ReadRatio, LockSet: first.LockSet,
-		Own: first.Own,
+		Own: first.Own, Source: first.Source,
 	}
 	for n, r := range group {
 		out.DurationS = max(out.DurationS, r.DurationS)

@@ -542,6 +542,10 @@ func resultNotes(label string, r *Result, runFaults []string) []string {
 	if r.Interrupted {
 		lines = append(lines, label+": interrupted after "+formatSeconds(r.DurationS)+" of measurement")
 	}
+	if len(r.Own) > 0 && r.Source != "" {
+		// A library or lock service measured as shipped: which one, and its version.
+		lines = append(lines, label+": library: "+r.Source)
+	}
 	for _, n := range r.Notes {
 		lines = append(lines, label+": "+n)
 	}

@@ -162,6 +162,11 @@ type Result struct {
 	// lockbench's (a library or lock service measured as shipped): "wait" (then Wait is
 	// "own") and "watchdog" (its session's keep-alive, or none). Omitted when it takes both.
 	Own []string `json:"own,omitempty"`
+	// Source is where the phase's lock comes from, as its catalog entry says: for a library
+	// (a Go library, a driver's, from its hello) the library and its version as it ran, e.g.
+	// "npm redlock 4.2.0 on ioredis 5.4.1"; for lockbench's own locks, the seed article or
+	// Redisson file they follow. Omitted when unknown.
+	Source string `json:"source,omitempty"`
 
 	LatencyUS Latencies `json:"latency_us"`
 	Safety    Safety    `json:"safety"`

@@ -119,6 +119,18 @@ var (
 	ErrCrashed = errors.New("client crashed (simulated)")
 )
 
+// Fatal is implemented by an error after which a strategy cannot go on at all — the process
+// that takes its locks died, hung or wrote garbage — rather than one call that failed: the
+// engine ends the phase at once on the first, and the run with it, instead of counting the
+// same error until the window closes. Test with IsFatal.
+type Fatal interface{ Fatal() bool }
+
+// IsFatal reports whether err, or an error it wraps, is Fatal.
+func IsFatal(err error) bool {
+	var f Fatal
+	return errors.As(err, &f) && f.Fatal()
+}
+
 // Info is a catalog entry: what a strategy is, what it guarantees and what it does not.
 type Info struct {
 	Name string `json:"name"`

@@ -193,6 +193,12 @@ type phase struct {
 	errs     errorCounts // failed lock-server calls by kind, and the first of each
 	channels string      // the ACL channel right the strategy needs, for a denied one's hint
 
+	// The first error after which the strategy cannot go on (strategies.IsFatal): closing
+	// fatal ends the phase at once. fatalErr is written before, and read after, the close.
+	fatal     chan struct{}
+	fatalOnce sync.Once
+	fatalErr  error
+
 	// The workers' acquire contexts, ended together when their kill context ends
 	// (startWorkers); stopEnds undoes that registration.
 	actxs    []*acquireCtx
@@ -216,6 +222,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		origin: time.Now(),
 		seed:   rand.Uint64(),
 		rec:    newRecorder(ph.Concurrency()),
+		fatal:  make(chan struct{}),
 	}
 	var hooks strategies.Hooks
 	if len(ph.Faults) > 0 {
@@ -374,6 +381,10 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if !p.warmup(ctx, start, progress) {
 		drain()
 		r := p.result(start, start, nil, nil)
+		if err := p.fatalError(); err != nil {
+			r.Notes = append(r.Notes, "phase ended in the warm-up: "+err.Error())
+			return r, err
+		}
 		r.Interrupted = true
 		return r, ctx.Err()
 	}
@@ -460,7 +471,30 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		r.Interrupted = true
 		return r, ctx.Err()
 	}
+	if err := p.fatalError(); err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("phase ended after %.1fs of its %s window: %s", r.DurationS, p.cfg.Duration, err))
+		return r, err
+	}
 	return r, nil
+}
+
+// giveUp ends the phase at once on err, an error after which its strategy cannot go on
+// (strategies.IsFatal): the first such error is the phase's, and the run's.
+func (p *phase) giveUp(err error) {
+	p.fatalOnce.Do(func() {
+		p.fatalErr = err
+		close(p.fatal)
+	})
+}
+
+// fatalError is the error giveUp ended the phase on, or nil.
+func (p *phase) fatalError() error {
+	select {
+	case <-p.fatal:
+		return p.fatalErr
+	default:
+		return nil
+	}
 }
 
 // drainGrace bounds how long the phase's end waits for the acquires in flight, beyond which
@@ -511,6 +545,8 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 	for {
 		select {
 		case <-ctx.Done():
+			return false
+		case <-p.fatal:
 			return false
 		case <-end.C:
 			return true
@@ -570,6 +606,7 @@ func (p *phase) collect(ctx context.Context, start, from time.Time, progress fun
 	for {
 		select {
 		case <-ctx.Done():
+		case <-p.fatal: // the strategy cannot go on (giveUp)
 		case <-end.C:
 			if finish == nil {
 				break
@@ -605,6 +642,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		ParamValue:  p.ph.ParamValue,
 		Wait:        waitOf(p.info, p.ph.Wait),
 		Own:         ownOf(p.info),
+		Source:      p.info.Source,
 		TTLMS:       p.ph.TTL.Milliseconds(),
 		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
 		DurationS:   window.Seconds(),

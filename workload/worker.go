@@ -600,9 +600,13 @@ func (p *phase) acquireFailed(ctx context.Context, w *worker, err error, m bool)
 }
 
 // failed counts a failed lock-server call of operation op (acquire, release) by its kind
-// (errkind.go); the first of each kind is kept whether measured or not.
+// (errkind.go); the first of each kind is kept whether measured or not. An error after which
+// the strategy cannot go on (a driver that died, hung or wrote garbage) ends the phase.
 func (p *phase) failed(w *worker, err error, op string, m bool) {
 	p.errs.add(err, op, p.channels, m && p.rec.failure(w.id))
+	if strategies.IsFatal(err) {
+		p.giveUp(err) // its strategy cannot go on: the phase ends now
+	}
 }
 
 // spinWindow is how much of a hold is spun rather than slept, and spinners how many

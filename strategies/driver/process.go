@@ -38,6 +38,10 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("driver %q %s", e.Driver, e.What) }
 
+// Fatal marks the error strategies.Fatal: a broken driver fails every later call the same
+// way, so the engine ends the phase on the first.
+func (e *Error) Fatal() bool { return true }
+
 // process is one running driver: its pipes, the requests waiting for their replies, and the
 // first error that broke it. Many goroutines call it at once; one goroutine reads its
 // stdout and hands each reply to the call of its id.

@@ -2,8 +2,10 @@ package driver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/driver"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -79,6 +83,10 @@ func TestEngineRunsDrivers(t *testing.T) {
 			t.Errorf("%s: acquired %d, errors %d, verdict %q: want acquisitions, no error, safe", r.Strategy, r.Acquired, r.Errors, r.Verdict)
 		}
 	}
+	// The result names the library and version the driver's hello gave.
+	if rs[0].Source != "testdriver 1 (token)" || rs[1].Source != "testdriver 1 (null)" {
+		t.Errorf("sources %q, %q: want the drivers' hello versions", rs[0].Source, rs[1].Source)
+	}
 	if r := rs[0]; !r.Redis.Measured || r.Redis.CommandsPerAcquire < 2 {
 		t.Errorf("token driver: Redis cost %+v: want a lock and an unlock per acquire at least", r.Redis)
 	}
@@ -130,4 +138,51 @@ func hold(s string) workload.Hold {
 		panic(fmt.Sprint(err))
 	}
 	return h
+}
+
+// A driver that dies, hangs or writes garbage ends its phase at once — not when the window
+// closes — with one line naming the driver, the run's error and the phase's first error,
+// and neither the driver nor the child it started outlives the run.
+func TestBrokenDriverEndsPhase(t *testing.T) {
+	defer driver.SetTimeouts(500*time.Millisecond, 10*time.Second)()
+	conn := spawn(t)
+	bin := testdriver(t)
+	const window = time.Minute
+	for _, tc := range []struct{ args, want string }{
+		{"die-after 50", "exited (exit status 3); its stderr ends: testdriver: dying as asked"},
+		{"hang-after 50", "hung: no reply to "},
+		{"garbage-after 50", `wrote a line that is not JSON: "this is not json"`},
+	} {
+		t.Run(strings.Fields(tc.args)[0], func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			t.Setenv("TESTDRIVER_PIDFILE", pidfile)
+			cmd := bin + " null " + tc.args
+			cfg := config(window, phase("driver:"+cmd, nil), phase("driver:"+bin+" null", nil))
+			cfg.Warmup = -1 // none: the driver breaks in the window
+			rs, err := workload.Run(context.Background(), cfg, conn.Backend(), workload.Options{})
+			var de *driver.Error
+			if !errors.As(err, &de) || !strategies.IsFatal(err) || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), `driver "`+cmd+`"`) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("run error %v: want one line naming the driver and saying %q", err, tc.want)
+			}
+			if len(rs) != 1 {
+				t.Fatalf("%d results: want the broken phase's alone, the run ended with it", len(rs))
+			}
+			r := rs[0]
+			t.Logf("window %.1fs of %s, acquired %d, errors %d, first errors %+v, notes %q", r.DurationS, window, r.Acquired, r.Errors, r.FirstErrors, r.Notes)
+			// The driver broke at its 50th acquire: the phase ended then, not a minute later.
+			if r.DurationS >= window.Seconds()/2 || r.Acquired > 50 {
+				t.Errorf("the phase ran %.1fs of its %s window and acquired %d: want it ended when the driver broke", r.DurationS, window, r.Acquired)
+			}
+			if len(r.FirstErrors) == 0 || r.FirstErrors[0].Message != err.Error() {
+				t.Errorf("first errors %+v: want the driver's line %q", r.FirstErrors, err)
+			}
+			if !slices.ContainsFunc(r.Notes, func(n string) bool {
+				return strings.HasPrefix(n, "phase ended after") && strings.Contains(n, err.Error())
+			}) {
+				t.Errorf("notes %q: want one saying the phase ended early, and why", r.Notes)
+			}
+			gone(t, pidsIn(t, pidfile))
+		})
+	}
 }
