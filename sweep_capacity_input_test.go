@@ -39,6 +39,9 @@ func TestSweepAndCapacityInputRefused(t *testing.T) {
 			if code != exitUsage || !strings.Contains(stderr, tc.mention) || strings.Count(stderr, "\n") != 1 {
 				t.Fatalf("exit %d, stderr %q; want exit 2 and one line mentioning %q", code, stderr, tc.mention)
 			}
+			if strings.Count(stderr, "invalid --") > 1 { // it read `invalid --on-lost "": invalid --on-lost ""`
+				t.Errorf("the value is named twice: %q", stderr)
+			}
 		})
 	}
 }
