@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,8 +192,11 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 		return err
 	}
 	// Counts this machine cannot hold (workload.CheckMemory declares what a worker and a
-	// key cost).
-	return workload.CheckMemory(cfg.Phases, workload.AvailableMemory())
+	// key cost), or would take minutes to start (workload.CheckStartUp).
+	if err := workload.CheckMemory(cfg.Phases, workload.AvailableMemory()); err != nil {
+		return err
+	}
+	return workload.CheckStartUp(cfg.Phases, runtime.GOMAXPROCS(0))
 }
 
 // checkApplies refuses a lock option set for a strategy that does not use it (a library or

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -106,6 +107,7 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 		exports.sampleRedis(ctx, l.s)
 		l.ctx, l.stop, l.prof, l.progress, l.live = ctx, stop, prof, progress, exports
 		l.report = f.liveFlags.reportWriter(f.out, stdout, stderr)
+		f.sayStartUp(stderr, &cfg)
 		return l, nil
 	}
 	s, err := session.Open(ctx, f.setup(&cfg, plan))
@@ -143,8 +145,18 @@ func (f *loadFlags) startRun(stdout, stderr io.Writer, prepare func(*workload.Co
 	if s.Redis.Note != "" && f.format != "table" && f.format != "markdown" {
 		fmt.Fprintln(stderr, "lockbench: note: "+s.Redis.Note) // the table prints it first itself
 	}
+	f.sayStartUp(stderr, &cfg)
 	return &loadRun{ctx: ctx, stop: stop, cfg: cfg, prof: prof, s: s, progress: progress,
 		live: exports, report: f.liveFlags.reportWriter(f.out, stdout, stderr)}, nil
+}
+
+// sayStartUp says, once the target is reached and before the first phase, how long its
+// workers take to start when that is a few seconds or more (workload.StartUpNotice): the
+// start-up shows nothing else for its first second, and is not part of the window.
+func (f *loadFlags) sayStartUp(stderr io.Writer, cfg *workload.Config) {
+	if n := workload.StartUpNotice(cfg.Phases, runtime.GOMAXPROCS(0)); n != "" && !f.child && !f.quiet {
+		fmt.Fprintln(stderr, "lockbench: "+n)
+	}
 }
 
 func (l *loadRun) close() {
@@ -202,6 +214,7 @@ func (f *loadFlags) reportRun(l *loadRun, sum *report.Summary, runErr error, std
 	if f.format == "table" && f.out == "" && isTerminal(stdout) {
 		l.progress.dropHeader() // the report prints the same lines in their place
 	}
+	l.progress.endStartUp()
 	l.progress.clear()
 	if err := f.writeMemProfile(); err != nil {
 		return err

@@ -189,6 +189,9 @@ func flagError(err error) error {
 	fl, value, cause := ive.GetFlag(), ive.GetValue(), ive.Unwrap()
 	var ne *strconv.NumError
 	goWords := errors.As(cause, &ne) || cause != nil && strings.HasPrefix(cause.Error(), "time: ")
+	if !goWords && strings.HasPrefix(cause.Error(), "invalid --"+fl.Name+" ") {
+		return usageErrorf("%s", cause.Error()) // it names the flag and the value itself
+	}
 	want := wantOf(fl.Value.Type(), fl.DefValue)
 	switch {
 	case want == "" || !goWords:

@@ -162,6 +162,16 @@ func (p *progressLine) say(msg string) {
 	}
 }
 
+// endStartUp ends a start-up line left unfinished off a terminal, the run having been
+// interrupted during the start-up: what is printed next starts a line of its own. Called
+// once the engine has returned.
+func (p *progressLine) endStartUp() {
+	if p.starting && !p.on {
+		fmt.Fprintln(p.w, "cut short")
+	}
+	p.starting = false
+}
+
 func (p *progressLine) clear() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")

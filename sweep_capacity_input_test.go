@@ -39,12 +39,16 @@ func TestSweepAndCapacityInputRefused(t *testing.T) {
 			if code != exitUsage || !strings.Contains(stderr, tc.mention) || strings.Count(stderr, "\n") != 1 {
 				t.Fatalf("exit %d, stderr %q; want exit 2 and one line mentioning %q", code, stderr, tc.mention)
 			}
+			if strings.Count(stderr, "invalid --") > 1 { // it read `invalid --on-lost "": invalid --on-lost ""`
+				t.Errorf("the value is named twice: %q", stderr)
+			}
 		})
 	}
 }
 
 // A start-up that lasts more than a second is shown on stderr also when it is not a
-// terminal, as one line; a quick one is not shown at all.
+// terminal, as one line, ended also when the run is interrupted during it; a quick one is
+// not shown at all.
 func TestStartUpLine(t *testing.T) {
 	var b strings.Builder
 	p := &progressLine{w: &b}
@@ -60,5 +64,13 @@ func TestStartUpLine(t *testing.T) {
 	at(1000000, 2300*time.Millisecond, true)
 	if want := "[1/1 token] starting 1000000 workers… done in 2.3s\n"; b.String() != want {
 		t.Errorf("off a terminal: %q, want %q", b.String(), want)
+	}
+	p.endStartUp() // the run ends: nothing left open
+	// Interrupted during the start-up: the line ends before the error that follows it.
+	b.Reset()
+	at(400000, time.Second, false)
+	p.endStartUp()
+	if want := "[1/1 token] starting 1000000 workers… cut short\n"; b.String() != want {
+		t.Errorf("interrupted off a terminal: %q, want %q", b.String(), want)
 	}
 }

@@ -251,6 +251,7 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var slept time.Duration // the last pause
+	end := waitEnd(ctx)     // the phase's end (WithWaitEnd): it ends a pause, never a command
 	for n := 0; ; n++ {
 		b.failedAttempts.Add(1)
 		if b.redissonBackoff {
@@ -267,6 +268,8 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		select {
 		case <-ctx.Done():
 			return nil, notAcquired(ctx, key)
+		case <-end:
+			return nil, waitEndedErr(key)
 		case <-timer.C:
 			timedOut = true
 		case <-wake:

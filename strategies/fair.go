@@ -117,12 +117,15 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	end := waitEnd(ctx) // the phase's end (WithWaitEnd): the waiter leaves the queue
 	for n := 0; ; n++ {
 		s.failedAttempts.Add(1)
 		timer.Reset(s.pause(n, retryIn))
 		select {
 		case <-ctx.Done():
 			return giveUp(ctx.Err())
+		case <-end:
+			return giveUp(waitEndedErr(key))
 		case <-w.wake:
 			// The message carries our token: the release already wrote it into the lock.
 			return won()

@@ -298,6 +298,7 @@ func (e *redissonEntry) await(ctx context.Context, d time.Duration) {
 		return
 	case <-t.C:
 	case <-ctx.Done():
+	case <-waitEnd(ctx): // the phase's end (WithWaitEnd)
 	}
 	e.latchMu.Lock()
 	defer e.latchMu.Unlock()
@@ -371,8 +372,8 @@ func (p *redissonPubSub) tryLock(ctx context.Context, ch string, try attempt, sl
 			return nil, nil
 		}
 		e.await(ctx, sleep(n, ttl, left))
-		if timeLeft(ctx) <= 0 || ctx.Err() != nil {
-			return nil, nil
+		if timeLeft(ctx) <= 0 || ctx.Err() != nil || waitEnded(ctx) {
+			return nil, nil // waitEnded: the phase ended (WithWaitEnd), as the time running out
 		}
 	}
 }

@@ -104,6 +104,10 @@ type Options struct {
 	// NoCost skips the cost readings, for a service that cannot report its cost (the
 	// embedded Redis has no INFO): the results then say the cost was not measured.
 	NoCost bool
+
+	// drainCut, for tests, is called when a phase's drain cancels the acquires still
+	// running after drainGrace.
+	drainCut func()
 }
 
 // Run drives each phase against the lock service b (services/redis's Backend for Redis) and
@@ -295,6 +299,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	// start, the warm-up and the window are the load's alone.
 	work, stopWork := context.WithCancel(ctx)
 	defer stopWork()
+	// An acquire sleeping between two attempts when work ends stops waiting then
+	// (strategies.WithWaitEnd): nothing is cut, and the drain does not wait out its sleep.
+	work = strategies.WithWaitEnd(work, work.Done())
 	kill, killWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer killWork()
 	var workers sync.WaitGroup
@@ -354,8 +361,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		stopFaults = func() { cancel(); <-done }
 	}
 	// The phase ends without cutting an acquire in half: the workers stop taking new
-	// cycles and cut their holds short, the acquires in flight finish (or time out) and
-	// their locks are released. Only workers still busy after drainGrace are cancelled.
+	// cycles and cut their holds short, the acquires in flight finish (or time out), those
+	// sleeping between two attempts stop waiting (strategies.WithWaitEnd), and their locks
+	// are released. Only workers still busy after drainGrace are cancelled.
 	drain := func() {
 		p.rec.on.Store(false)
 		stopFaults()
@@ -367,6 +375,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		select {
 		case <-done:
 		case <-grace.C:
+			if o.drainCut != nil {
+				o.drainCut()
+			}
 			killWork()
 			<-done
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // What a phase costs this process in memory, measured (token, 10,000 keys, linux/amd64, a
@@ -49,6 +50,78 @@ func CheckMemory(phases []Phase, avail uint64) error {
 				ph.Strategy, formatBytes(need), formatBytes(BytesPerWorker), BytesPerKey, formatBytes(float64(avail)))}
 	}
 	return nil
+}
+
+// What starting a phase's workers costs in time (startWorkers: a goroutine each, its stack
+// grown to 8 KiB, its state), before the warm-up: StartCPUPerWorker of CPU a worker, spread
+// over the GOMAXPROCS CPUs the start-up runs on. Measured on this project's 2-core VM with
+// BenchmarkStartWorkers in a fresh process (go test -run '^$' -bench StartWorkers
+// -benchtime 100000x, and 300000x, ./workload): 40 to 56 µs of CPU a worker, user and sys
+// (most of it the kernel's page faults on memory touched for the first time), the most of
+// them taken. The VM was shared (load average 8), and there the wall time per worker was
+// 52 to 64 µs over its 2 CPUs where this estimate says 28 µs: on a busy machine the
+// start-up takes longer than estimated (100,000 workers started in 15.7 s there).
+const (
+	StartCPUPerWorker = 56 * time.Microsecond
+	// MaxStartUp bounds the estimated start-up of a phase: a run whose workers would take
+	// longer to start is refused, as it would seem to hang before its warm-up.
+	MaxStartUp = 10 * time.Minute
+	// StartUpNoticeAfter is the estimated start-up from which it is said before the run.
+	StartUpNoticeAfter = 2 * time.Second
+)
+
+// StartUpTime is about how long starting the phase's workers takes on procs CPUs.
+func (ph *Phase) StartUpTime(procs int) time.Duration {
+	d := float64(ph.Concurrency()) * float64(StartCPUPerWorker) / float64(max(procs, 1))
+	return time.Duration(min(d, float64(1<<62)))
+}
+
+// CheckStartUp refuses, before anything runs, a phase whose workers would take longer
+// than MaxStartUp to start on procs CPUs (StartUpTime), naming the setting that makes them.
+func CheckStartUp(phases []Phase, procs int) error {
+	for _, ph := range phases {
+		d := ph.StartUpTime(procs)
+		if d <= MaxStartUp {
+			continue
+		}
+		field := "workers"
+		if ph.Rate > 0 {
+			field = "max-inflight"
+		}
+		most := int64(MaxStartUp) * int64(max(procs, 1)) / int64(StartCPUPerWorker)
+		return &ConfigError{Field: field, Value: strconv.Itoa(ph.Concurrency()), bare: true,
+			Reason: fmt.Sprintf("starting the %s phase's %d workers would take about %s (%s of CPU each, on %d CPUs), more than the %s a start-up may take; want at most %d",
+				ph.Strategy, ph.Concurrency(), roundStartUp(d), StartCPUPerWorker, max(procs, 1), roundStartUp(MaxStartUp), most)}
+	}
+	return nil
+}
+
+// StartUpNotice is the line that says, before the run, how long its largest phase's
+// workers take to start on procs CPUs, when that is StartUpNoticeAfter or more (see
+// StartUpTime); "" otherwise.
+func StartUpNotice(phases []Phase, procs int) string {
+	var most *Phase
+	for i := range phases {
+		if most == nil || phases[i].Concurrency() > most.Concurrency() {
+			most = &phases[i]
+		}
+	}
+	if most == nil {
+		return ""
+	}
+	d := most.StartUpTime(procs)
+	if d < StartUpNoticeAfter {
+		return ""
+	}
+	return fmt.Sprintf("starting %d workers takes about %s before the warm-up; the measured window starts after", most.Concurrency(), roundStartUp(d))
+}
+
+// roundStartUp is d as the estimate's lines say it: whole seconds, tenths below 10s.
+func roundStartUp(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // formatBytes is n bytes in binary units: 11.2 GiB.

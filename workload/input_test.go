@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +106,56 @@ func TestRampBounds(t *testing.T) {
 	for _, r := range []Ramp{{Start: 40, Factor: 2, MaxRate: 40, StepDuration: time.Second}, {Start: 50, Factor: 100, StepDuration: time.Second}} {
 		if err := r.Validate(); err != nil {
 			t.Errorf("%+v: %v", r, err)
+		}
+	}
+}
+
+// The up-front estimate covers the start-up's time as well as its memory: workers times
+// StartCPUPerWorker over the CPUs, said before the run from StartUpNoticeAfter on, and
+// refused past MaxStartUp naming the setting and the most it allows. On numbers: no clock.
+func TestStartUpEstimate(t *testing.T) {
+	ph := func(workers int, rate float64) Phase {
+		return Phase{Strategy: "token", Workers: workers, MaxInflight: workers, Rate: rate, Keys: 1}
+	}
+	million := ph(1000000, 0)
+	if got, want := million.StartUpTime(2), 1000000*StartCPUPerWorker/2; got != want {
+		t.Errorf("1,000,000 workers on 2 CPUs: %s; want %s", got, want)
+	}
+	if huge := ph(2000000000, 0); huge.StartUpTime(0) <= 0 {
+		t.Errorf("2e9 workers, procs 0 taken as 1: %s", huge.StartUpTime(0))
+	}
+
+	if n := StartUpNotice([]Phase{ph(10, 0), ph(100, 0)}, 2); n != "" {
+		t.Errorf("100 workers: %q; want no notice", n)
+	}
+	want := fmt.Sprintf("starting 1000000 workers takes about %s before the warm-up; the measured window starts after", (1000000 * StartCPUPerWorker / 2).Round(time.Second))
+	if n := StartUpNotice([]Phase{ph(10, 0), million}, 2); n != want {
+		t.Errorf("a phase of 1,000,000 workers: %q; want %q", n, want)
+	}
+	if n := StartUpNotice(nil, 2); n != "" {
+		t.Errorf("no phase: %q", n)
+	}
+	most := int(int64(MaxStartUp) * 2 / int64(StartCPUPerWorker))
+	if err := CheckStartUp([]Phase{million, ph(most, 0)}, 2); err != nil {
+		t.Errorf("%d workers, at the bound on 2 CPUs: %v", most, err)
+	}
+	for _, tc := range []struct {
+		ph   Phase
+		flag string
+	}{{ph(most+100, 0), "--workers"}, {ph(most+100, 100), "--max-inflight"}} {
+		err := CheckStartUp([]Phase{ph(10, 0), tc.ph}, 2)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.ExitCode() != 2 {
+			t.Fatalf("%s %d: %v; want a ConfigError", tc.flag, most+100, err)
+		}
+		msg := err.Error()
+		for _, w := range []string{fmt.Sprintf("invalid %s %d: ", tc.flag, most+100), "more than the 10m0s a start-up may take", fmt.Sprintf("want at most %d", most)} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%q does not say %q", msg, w)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("not one line: %q", msg)
 		}
 	}
 }

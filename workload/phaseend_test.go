@@ -82,3 +82,44 @@ func TestNothingAcquiredSaysWhy(t *testing.T) {
 		t.Errorf("a phase that acquired %d says %q", r.Acquired, r.Notes)
 	}
 }
+
+// An acquire sleeping in its wait policy's pause when the phase ends stops waiting then,
+// for each policy's loop (spin, pubsub, fair's queue, Redisson's latch): the drain does not
+// wait out the sleep until its grace cancels the acquire. Here every worker waits on a key
+// held by someone else, with pauses and an acquire timeout far longer than the grace.
+func TestPhaseEndEndsTheWaits(t *testing.T) {
+	_, c := redistest.Server(t)
+	for _, tc := range []struct{ strategy, wait string }{
+		{"token", "spin:1m"}, {"token", "pubsub"}, {"fair", "spin:1m"}, {"redisson-lock", "native"},
+	} {
+		t.Run(tc.strategy+" "+tc.wait, func(t *testing.T) {
+			cfg := shortConfig(tc.strategy)
+			cfg.Workers, cfg.Keys, cfg.Duration = 4, 1, 200*time.Millisecond
+			cfg.AcquireTimeout, cfg.KeyPrefix = time.Minute, fmt.Sprintf("ends%d:", time.Now().UnixNano())
+			if err := cfg.Wait.Set(tc.wait); err != nil {
+				t.Fatal(err)
+			}
+			// The phase's only key, held by someone else for longer than the test (with a
+			// ttl: held, not stuck); Redisson's lock is a hash.
+			key := cfg.KeyPrefix + "1:" + tc.strategy + ":{0}"
+			set := c.B().Set().Key(key).Value("someone").Px(time.Minute).Build()
+			if tc.strategy == "redisson-lock" {
+				set = c.B().Eval().Script("redis.call('hset', KEYS[1], 'someone', 1); return redis.call('pexpire', KEYS[1], 60000)").Numkeys(1).Key(key).Build()
+			}
+			if err := c.Do(context.Background(), set).Error(); err != nil {
+				t.Fatal(err)
+			}
+			cut := 0
+			results, err := Run(context.Background(), cfg, redisBackend(c), Options{drainCut: func() { cut++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := results[0]; r.Acquired != 0 {
+				t.Fatalf("acquired %d of a key someone else holds", r.Acquired)
+			}
+			if cut > 0 {
+				t.Errorf("the drain waited out its grace and cancelled the acquires sleeping in their waits")
+			}
+		})
+	}
+}

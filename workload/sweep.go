@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +62,9 @@ func SweepPhases(cfg *Config, param string, values []string) ([]Phase, error) {
 				return nil, paramError(err, param, v)
 			}
 			if err := CheckMemory([]Phase{ph}, avail); err != nil {
+				return nil, paramError(err, param, v)
+			}
+			if err := CheckStartUp([]Phase{ph}, runtime.GOMAXPROCS(0)); err != nil {
 				return nil, paramError(err, param, v)
 			}
 			out = append(out, ph)

@@ -183,11 +183,15 @@ func (s redisScope) Cleanup(ctx context.Context) error {
 	return err
 }
 
-// scanPrefix calls fn with batches of the keys starting with prefix on one server.
+// scanPrefix calls fn with batches of the keys of prefix on one server: those whose name
+// holds it, at its start or further in, as a strategy's derived keys put a name of their
+// own before the lock's (redisson-fair's redisson_lock_queue:PREFIX{0}, Redisson's
+// prefixName). A prefix holds its run's random id: no other run's key holds it. SCAN
+// walks the whole keyspace whatever its MATCH, so the leading * costs no more steps.
 func scanPrefix(ctx context.Context, c rueidis.Client, prefix string, fn func([]string)) error {
 	var cursor uint64
 	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(globEscape(prefix)+"*").Count(1000).Build()).AsScanEntry()
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match("*"+globEscape(prefix)+"*").Count(1000).Build()).AsScanEntry()
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ import (
 // plays in the hash RunsKey on the home Redis (field: "PREFIX\nWHERE PID", the prefix and
 // the process, as the processes of a multi-process run share their prefixes; value: when
 // it last said it lives, in Unix ms), and refreshes it every beatEvery while it lives.
-// The next run removes the keys (SCAN MATCH prefix*, UNLINK, on every server) of every
+// The next run removes the keys (SCAN MATCH *prefix*, UNLINK, on every server) of every
 // registered prefix whose processes are all dead: gone from this same machine, or silent
 // for longer than staleAfter. A live run's keys are never removed by another, so
 // fenced's counter only grows while its run lives (a run frozen longer than staleAfter,
