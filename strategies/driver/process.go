@@ -3,7 +3,6 @@ package driver
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -277,11 +276,7 @@ func (p *process) send(req request, timeout time.Duration) (*call, error) {
 func (p *process) write(req request) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	p.wbuf = append(append(p.wbuf[:0], b...), '\n')
+	p.wbuf = appendRequest(p.wbuf[:0], req)
 	_ = p.in.SetWriteDeadline(time.Now().Add(p.grace))
 	if _, err := p.in.Write(p.wbuf); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -3,6 +3,7 @@ package driver
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -78,12 +79,54 @@ type reply struct {
 	Message string `json:"message"`
 }
 
+// appendRequest appends req as one JSON line, what json.Marshal writes for it and a
+// newline, without reflection: every request pays it on the protocol's hot path.
+func appendRequest(b []byte, req request) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, req.Type)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendUint(b, req.ID, 10)
+	if req.Worker != "" {
+		b = appendString(append(b, `,"worker":`...), req.Worker)
+	}
+	if req.Key != "" {
+		b = appendString(append(b, `,"key":`...), req.Key)
+	}
+	if req.TTLMS != 0 {
+		b = strconv.AppendInt(append(b, `,"ttl_ms":`...), req.TTLMS, 10)
+	}
+	if req.TimeoutMS != 0 {
+		b = strconv.AppendInt(append(b, `,"timeout_ms":`...), req.TimeoutMS, 10)
+	}
+	if req.Lease != "" {
+		b = appendString(append(b, `,"lease":`...), req.Lease)
+	}
+	return append(b, '}', '\n')
+}
+
+// appendString appends s as a JSON string: as it is when it is printable ASCII that needs
+// no escape (keys, owners and leases are), through encoding/json otherwise.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // parseReply reads one line of the driver's stdout. A line that is not a JSON object of a
 // known type, or a reply without the fields its type needs, is a protocol error.
 func parseReply(line []byte) (reply, error) {
-	var r reply
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, fmt.Errorf("wrote a line that is not JSON: %s", quote(line))
+	r, ok := decodeReply(line)
+	if !ok {
+		r = reply{}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return r, fmt.Errorf("wrote a line that is not JSON: %s", quote(line))
+		}
 	}
 	switch r.Type {
 	case msgGranted:
@@ -136,4 +179,153 @@ func (r reply) Raw() []byte {
 		Lease string `json:"lease,omitempty"`
 	}{r.Type, r.ID, r.Lease})
 	return b
+}
+
+// decodeReply reads the common shape of a reply without reflection: a flat object of the
+// reply's own field names, spelled as they are, with strings that need no unescaping and
+// integers. Anything else (another field, an escape, a nested value, a float, a name in
+// other case) is not ok, and json.Unmarshal reads the line: the result is the same.
+func decodeReply(line []byte) (r reply, ok bool) {
+	d := flat{b: line}
+	if !d.byte('{') {
+		return r, false
+	}
+	if d.byte('}') {
+		return r, d.end()
+	}
+	for {
+		name, ok := d.str()
+		if !ok || !d.byte(':') {
+			return r, false
+		}
+		switch name {
+		case "type":
+			r.Type, ok = d.str()
+		case "lease":
+			r.Lease, ok = d.str()
+		case "message":
+			r.Message, ok = d.str()
+		case "id":
+			r.ID, ok = d.uint()
+		case "fence":
+			r.Fence, ok = d.uint()
+		case "valid_ms":
+			if d.null() {
+				r.ValidMS, ok = nil, true
+				break
+			}
+			var v int64
+			v, ok = d.int()
+			r.ValidMS = &v
+		default:
+			return r, false
+		}
+		if !ok {
+			return r, false
+		}
+		if d.byte('}') {
+			return r, d.end()
+		}
+		if !d.byte(',') {
+			return r, false
+		}
+	}
+}
+
+// flat is decodeReply's reader over one line.
+type flat struct {
+	b []byte
+	i int
+}
+
+func (d *flat) space() {
+	for d.i < len(d.b) && (d.b[d.i] == ' ' || d.b[d.i] == '\t' || d.b[d.i] == '\r' || d.b[d.i] == '\n') {
+		d.i++
+	}
+}
+
+// byte consumes c after white space.
+func (d *flat) byte(c byte) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *flat) end() bool {
+	d.space()
+	return d.i == len(d.b)
+}
+
+func (d *flat) null() bool {
+	d.space()
+	if len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// str reads a string of printable ASCII without escapes.
+func (d *flat) str() (string, bool) {
+	if !d.byte('"') {
+		return "", false
+	}
+	start := d.i
+	for ; d.i < len(d.b); d.i++ {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			s := string(d.b[start:d.i])
+			d.i++
+			return s, true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// digits reads an integer's digits: no leading zero, no fraction, no exponent.
+func (d *flat) digits() (string, bool) {
+	start := d.i
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		d.i++
+	}
+	n := string(d.b[start:d.i])
+	if n == "" || (len(n) > 1 && n[0] == '0') {
+		return "", false
+	}
+	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		return "", false
+	}
+	return n, true
+}
+
+func (d *flat) uint() (uint64, bool) {
+	d.space()
+	n, ok := d.digits()
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(n, 10, 64)
+	return v, err == nil
+}
+
+func (d *flat) int() (int64, bool) {
+	d.space()
+	neg := d.i < len(d.b) && d.b[d.i] == '-'
+	if neg {
+		d.i++
+	}
+	n, ok := d.digits()
+	if !ok {
+		return 0, false
+	}
+	if neg {
+		n = "-" + n
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	return v, err == nil
 }
