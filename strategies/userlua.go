@@ -32,6 +32,9 @@ type userLua struct {
 type userScripts struct {
 	dir                     string
 	acquire, release, renew *rueidis.Lua // renew nil when the directory has none
+	// native is the wait acquire.lua's "-- wait:" line declares, the lock's own under
+	// --wait native; Kind WaitNative when it declares none (lockbench's default backoff).
+	native Wait
 }
 
 // maxUserScript bounds each script file: a lock script is a few dozen lines, and a larger
@@ -78,8 +81,13 @@ func loadUserLua(dir string) (Info, error) {
 		}
 		*f.into = rueidis.NewLuaScript(src)
 	}
+	info, native, err := userInfo(dir, header, sc.renew != nil)
+	if err != nil {
+		return Info{}, bad(err.Error())
+	}
+	sc.native = native
 	userLoaded.Store(dir, sc)
-	return userInfo(dir, header, sc.renew != nil), nil
+	return info, nil
 }
 
 // readUserScript returns a script's source, "" for an optional file that is absent, or an
@@ -124,12 +132,15 @@ func readUserScript(path, file string, required bool) (string, error) {
 	return string(src), nil
 }
 
-// userInfo is a user lock's catalog entry. What lockbench knows: the lock has a ttl
-// (KeyTTL: the contract passes it, and a key left without one counts as stuck) and renews
-// when renew.lua exists. What the scripts' author declares in acquire.lua's leading comment
-// lines: the first is the Summary; "safe-unlock: yes" and "weakness: ..." lines set those
-// fields. No behaviour depends on a declaration: the oracle judges the lock either way.
-func userInfo(dir, acquireSrc string, renews bool) Info {
+// userInfo is a user lock's catalog entry and its own wait. What lockbench knows: the lock
+// has a ttl (KeyTTL: the contract passes it, and a key left without one counts as stuck)
+// and renews when renew.lua exists. What the scripts' author declares in acquire.lua's
+// leading comment lines: the first is the Summary; "safe-unlock: yes" and "weakness: ..."
+// lines set those fields, and a "wait: POLICY" line (spin[:INTERVAL], backoff[:MIN..MAX],
+// pubsub: --wait's forms) is how the lock's callers wait between attempts, its wait under
+// --wait native; without it, lockbench's default backoff. The declarations other than the
+// wait change no behaviour: the oracle judges the lock either way.
+func userInfo(dir, acquireSrc string, renews bool) (Info, Wait, error) {
 	files := "acquire.lua, release.lua"
 	if renews {
 		files += ", renew.lua"
@@ -141,6 +152,7 @@ func userInfo(dir, acquireSrc string, renews bool) Info {
 		Source:    "Lua scripts in " + dir,
 		Weakness:  "not declared (a '-- weakness:' line in acquire.lua says it): run it under faults and read the verdict",
 	}
+	var native Wait
 	for n, line := range strings.Split(acquireSrc, "\n") {
 		text, ok := strings.CutPrefix(strings.TrimSpace(line), "--")
 		if !ok {
@@ -148,6 +160,14 @@ func userInfo(dir, acquireSrc string, renews bool) Info {
 		}
 		text = strings.TrimSpace(text)
 		switch {
+		case strings.HasPrefix(text, "wait:"):
+			decl := strings.TrimSpace(strings.TrimPrefix(text, "wait:"))
+			w, err := ParseWait(decl)
+			if err != nil || w.Kind == WaitNative {
+				return Info{}, Wait{}, fmt.Errorf("acquire.lua line %d: '-- wait: %s' is no wait; valid: spin[:INTERVAL] (spin:0s retries at once), backoff[:MIN..MAX], pubsub", n+1, decl)
+			}
+			native = w
+			i.NativeWait = waitShort(w) + ": declared by acquire.lua ('-- wait: " + decl + "')"
 		case strings.HasPrefix(text, "safe-unlock:"):
 			i.SafeUnlock = strings.TrimSpace(strings.TrimPrefix(text, "safe-unlock:")) == "yes"
 		case strings.HasPrefix(text, "weakness:"):
@@ -156,7 +176,25 @@ func userInfo(dir, acquireSrc string, renews bool) Info {
 			i.Summary = text
 		}
 	}
-	return i
+	if i.NativeWait == "" {
+		i.NativeWait = waitShort(Wait{Kind: WaitBackoff}) + ": lockbench's default; acquire.lua declares no '-- wait:' line"
+	}
+	return i, native, nil
+}
+
+// waitShort is a wait as the catalog's WAIT column reads it.
+func waitShort(w Wait) string {
+	w = w.withDefaults()
+	switch w.Kind {
+	case WaitSpin:
+		if w.Interval == 0 {
+			return "retry at once"
+		}
+		return "every " + w.Interval.String()
+	case WaitBackoff:
+		return "backoff " + w.Min.String() + ".." + w.Max.String()
+	}
+	return "lockbench pubsub"
 }
 
 func newUserLua(info Info, o *resolved) (Strategy, error) {
@@ -164,11 +202,12 @@ func newUserLua(info Info, o *resolved) (Strategy, error) {
 	if !ok {
 		return nil, fmt.Errorf("the scripts of %s were not loaded", info.Name) // a defect: lookup loads first
 	}
-	b, err := newBase(info, o, o.Client)
+	sc := v.(*userScripts)
+	b, err := newBaseWaiting(info, o, o.Client, sc.native)
 	if err != nil {
 		return nil, err
 	}
-	return &userLua{base: b, c: o.Client, sc: v.(*userScripts)}, nil
+	return &userLua{base: b, c: o.Client, sc: sc}, nil
 }
 
 // Acquire runs acquire.lua until it grants: 1 granted; 0 held by another; -N held by

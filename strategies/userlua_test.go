@@ -46,6 +46,25 @@ func TestUserLuaExamplesLoad(t *testing.T) {
 			t.Errorf("%s: a watchdog accepted %v, want %v (renew.lua)", tc.name, !tc.renews, tc.renews)
 		}
 	}
+	// The examples declare token's wait, so that the same flags run them the same way.
+	token, err := strategies.Resolve("token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{luaToken, luaBroken} {
+		if i, _ := strategies.Resolve(n); i.NativeWaitShort() != token.NativeWaitShort() || !strings.Contains(i.NativeWait, "-- wait: spin:0s") {
+			t.Errorf("%s waits %q natively; token %q: want the same, declared by acquire.lua", n, i.NativeWait, token.NativeWait)
+		}
+	}
+	dir := t.TempDir()
+	for f, src := range map[string]string{"acquire.lua": "return 1\n", "release.lua": "return 1\n"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if i, err := strategies.Resolve("lua:" + dir); err != nil || !strings.HasPrefix(i.NativeWait, "backoff 1ms..50ms: lockbench's default") {
+		t.Errorf("a lock that declares no wait: %q (%v); want lockbench's default backoff, said so", i.NativeWait, err)
+	}
 	for _, n := range strategies.Names() {
 		if strings.HasPrefix(n, "lua:") {
 			t.Errorf("%s is in the catalog; a family's variants are not", n)
@@ -88,6 +107,8 @@ func TestUserLuaLoadErrors(t *testing.T) {
 		{"compile", with(map[string]string{"release.lua": "redis.call('DEL', KEYS[1])\nbreak\n"}), "release.lua line 2:"},
 		{"empty", with(map[string]string{"acquire.lua": "-- nothing\n"}), "acquire.lua: no statement"},
 		{"too large", with(map[string]string{"acquire.lua": strings.Repeat("-- padding\n", 7000) + "return 1\n"}), "acquire.lua: larger than 64 KiB"},
+		{"bad wait", with(map[string]string{"acquire.lua": "-- a lock\n-- wait: sometimes\nreturn 1\n"}), "acquire.lua line 2: '-- wait: sometimes' is no wait"},
+		{"native wait", with(map[string]string{"acquire.lua": "-- wait: native\nreturn 1\n"}), "acquire.lua line 1:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "lock")
