@@ -3,8 +3,9 @@
 // the lock:
 //   redlock          redlock 4.2.0 on one node-redis 3 client, its defaults (10 retries
 //                    200ms +-100ms apart); the lease is never extended
-//   redlock-extend   the same, extending the lock by its ttl every ttl/2 while held, as the
-//                    README's "Locking and Extending" does in a long critical section
+//   redlock-extend   the same, extending the lock by its ttl while held, as the README's
+//                    "Locking and Extending" does in a long critical section: each extension
+//                    halfway through what is left of the last one's validity
 //   mutex            redis-semaphore 5.8.0 Mutex on ioredis 6, its defaults (retry every
 //                    10ms, its own refresh every 0.8 x ttl, onLockLost reported as lost)
 //   semaphore        redis-semaphore Semaphore of LOCKBENCH_PERMITS permits, likewise
@@ -35,11 +36,23 @@ function redlockLock(extend) {
         const h = { lock, timer: null };
         held.set(lease, h);
         if (extend) {
-          h.timer = setInterval(() => {
-            h.lock.extend(req.ttl_ms).then(
-              (l) => { h.lock = l; events.extended(lease, l.expiration - Date.now()); },
-              () => { clearInterval(h.timer); events.lost(lease); });
-          }, Math.max(1, Math.floor(req.ttl_ms / 2)));
+          // Extend halfway through what is left of the lock's validity, one extension at a
+          // time: the next is scheduled when the last one has answered, from the expiration
+          // it gave. A timer of a fixed ttl/2 from the grant would start late by however long
+          // the grant took to reach the event loop, and a slow extension would overlap the next.
+          const next = () => {
+            h.timer = setTimeout(() => {
+              h.lock.extend(req.ttl_ms).then(
+                (l) => {
+                  if (!held.has(lease)) return; // released or abandoned meanwhile
+                  h.lock = l;
+                  events.extended(lease, l.expiration - Date.now());
+                  next();
+                },
+                () => { if (held.has(lease)) events.lost(lease); });
+            }, Math.max(1, Math.floor((h.lock.expiration - Date.now()) / 2)));
+          };
+          next();
         }
         return { lease, valid_ms: Math.max(0, lock.expiration - Date.now()) };
       },
@@ -47,7 +60,7 @@ function redlockLock(extend) {
         const h = held.get(lease);
         if (!h) return false;
         held.delete(lease);
-        clearInterval(h.timer);
+        clearTimeout(h.timer);
         try {
           await h.lock.unlock();
           return true;
@@ -58,8 +71,8 @@ function redlockLock(extend) {
       },
       async abandon(lease) {
         const h = held.get(lease);
-        if (h) clearInterval(h.timer);
-        held.delete(lease);
+        held.delete(lease); // first: an extension under way sees it gone and stops
+        if (h) clearTimeout(h.timer);
       },
     };
   };

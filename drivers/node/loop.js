@@ -27,8 +27,15 @@ function redlockCycle(extend) {
         if (err instanceof Redlock.LockError) return false;
         throw err;
       }
-      const t = extend ? setInterval(() => lock.extend(ttlMS).then((l) => { lock = l; }, () => {}), ttlMS / 2) : null;
-      return async () => { clearInterval(t); await lock.unlock().catch(() => {}); };
+      // As driver.js: each extension halfway through what is left of the last one's validity.
+      let t = null;
+      let held = true;
+      const next = () => {
+        t = setTimeout(() => lock.extend(ttlMS).then((l) => { if (held) { lock = l; next(); } }, () => {}),
+          Math.max(1, Math.floor((lock.expiration - Date.now()) / 2)));
+      };
+      if (extend) next();
+      return async () => { held = false; clearTimeout(t); await lock.unlock().catch(() => {}); };
     },
     close: () => client.quit(),
   };
