@@ -12,7 +12,10 @@
 // and the rest misbehave on purpose: die-after N (exit 3 with a line on stderr at the N-th
 // acquire), hang-after N (stop answering), garbage-after N (write a line that is not JSON),
 // silent (no hello). With TESTDRIVER_PIDFILE set it starts a child (sleep) in its process
-// group and writes both pids there, so that a test can check that nothing outlives it.
+// group and writes both pids there, so that a test can check that nothing outlives it. With
+// TESTDRIVER_PIDDIR set, each driver that is not a probe writes a file named by its pid
+// there, with its Redis address and its parent's pid, so that a test can tell which
+// process of a fleet started it.
 package main
 
 import (
@@ -89,6 +92,9 @@ func main() {
 			os.Exit(1)
 		}
 		os.WriteFile(f, fmt.Appendf(nil, "%d %d\n", os.Getpid(), child.Process.Pid), 0o644)
+	}
+	if d := os.Getenv("TESTDRIVER_PIDDIR"); d != "" && os.Getenv("LOCKBENCH_DRIVER_PROBE") == "" {
+		os.WriteFile(fmt.Sprintf("%s/%d", d, os.Getpid()), fmt.Appendf(nil, "%s %d\n", os.Getenv("LOCKBENCH_REDIS_ADDR"), os.Getppid()), 0o644)
 	}
 	var l locker
 	supports := map[string]bool{"fencing": mode == "null", "renewal": true}
