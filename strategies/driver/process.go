@@ -53,8 +53,9 @@ type process struct {
 	hello hello
 	grace time.Duration // Grace when it started
 
-	wmu  sync.Mutex
-	wbuf []byte
+	wmu   sync.Mutex
+	wbuf  []byte
+	wdead time.Time // the write deadline set last
 
 	mu      sync.Mutex
 	pending map[uint64]*call
@@ -272,12 +273,17 @@ func (p *process) send(req request, timeout time.Duration) (*call, error) {
 }
 
 // write puts one request line on the driver's stdin. A driver that stops reading blocks it
-// for Grace at most.
+// for Grace at most (at least Grace/2).
 func (p *process) write(req request) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.wbuf = appendRequest(p.wbuf[:0], req)
-	_ = p.in.SetWriteDeadline(time.Now().Add(p.grace))
+	// The deadline moves only once half of it has passed: a write blocks Grace/2 to Grace
+	// at most, and most writes do not reset a timer.
+	if now := time.Now(); p.wdead.Sub(now) < p.grace/2 {
+		p.wdead = now.Add(p.grace)
+		_ = p.in.SetWriteDeadline(p.wdead)
+	}
 	if _, err := p.in.Write(p.wbuf); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return &Error{Driver: p.name, What: fmt.Sprintf("hung: did not read its stdin for %s", p.grace)}
