@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/completion"
 )
@@ -33,7 +34,7 @@ func completionCmd(args []string, stdout, _ io.Writer) error {
 }
 
 // subcommands are the words that follow these commands; each one's flags come from its
-// own --help.
+// own flag set.
 var subcommands = map[string][]string{
 	"report":     {"plot", "compare", "merge", "html"},
 	"target":     {"up", "down", "status"},
@@ -41,20 +42,37 @@ var subcommands = map[string][]string{
 	"completion": completion.Shells(),
 }
 
-// completionCommands are lockbench's commands as completion reads them: each one's flags
-// from the usage its --help prints from its real flag set.
+// flagCapture is the stdout a command runs with when completion asks for its flags: the
+// usage of newFlags hands it the command's flag set instead of printing it.
+type flagCapture struct {
+	io.Writer
+	fs *pflag.FlagSet
+}
+
+// commandFlags is the flag set cmd parses after args (a subcommand's word or none): the
+// command runs with --help, which builds its real flag set and stops at the usage. A
+// command that prints its usage without a flag set (report) has --help alone.
+func commandFlags(c command, args []string) *pflag.FlagSet {
+	capture := &flagCapture{Writer: io.Discard}
+	_ = c.run(append(slices.Clone(args), "--help"), capture, io.Discard)
+	if capture.fs == nil {
+		return pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	}
+	return capture.fs
+}
+
+// completionCommands are lockbench's commands as completion walks them: each one's flags
+// are its real flag set.
 func completionCommands() []completion.Command {
 	var out []completion.Command
 	for _, c := range commands() {
 		out = append(out, completion.Command{
 			Name: c.name, Summary: c.summary, Subcommands: subcommands[c.name],
-			Help: func(args []string) string {
+			Flags: func(args []string) *pflag.FlagSet {
 				if c.name == "completion" && len(args) > 0 {
-					return "" // the shells take no flags; and do not generate while generating
+					return nil // the shells take no flags; and do not generate while generating
 				}
-				var buf bytes.Buffer
-				_ = c.run(append(args, "--help"), &buf, io.Discard)
-				return buf.String()
+				return commandFlags(c, args)
 			},
 		})
 	}

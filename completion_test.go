@@ -96,7 +96,8 @@ printf '%s\n' "${COMPREPLY[@]}"
 func TestCompletionKnowsTheSubcommands(t *testing.T) {
 	var checked []string
 	for _, c := range completionCommands() {
-		line, _, _ := strings.Cut(c.Help(nil), "\n")
+		_, usage, _ := cli(c.Name, "--help")
+		line, _, _ := strings.Cut(usage, "\n")
 		words := strings.Fields(strings.TrimPrefix(line, "Usage: lockbench "+c.Name))
 		if len(words) == 0 || !strings.Contains(words[0], "|") || strings.ContainsAny(words[0][:1], "-[") {
 			continue
@@ -118,4 +119,42 @@ func TestCompletionRefusesAnUnknownShell(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "bash, zsh, fish") {
 		t.Errorf("exit %d, stderr %q; want 2 naming the shells", code, stderr)
 	}
+}
+
+// Every visible flag of every command and subcommand, as its real flag set has it, is in
+// the bash script; a command that parses no flag set (report) still completes --help.
+func TestCompletionWalksEveryFlagSet(t *testing.T) {
+	code, script, stderr := cli("completion", "bash")
+	if code != exitOK {
+		t.Fatalf("completion bash: exit %d: %s", code, stderr)
+	}
+	seen := 0
+	for _, c := range commands() {
+		for _, args := range append([][]string{nil}, wordsOf(subcommands[c.name])...) {
+			if c.name == "completion" && args != nil {
+				continue
+			}
+			fs := commandFlags(c, args)
+			fs.VisitAll(func(fl *pflag.Flag) {
+				if fl.Hidden {
+					return
+				}
+				seen++
+				if !strings.Contains(script, "--"+fl.Name+" ") && !strings.Contains(script, "--"+fl.Name+"'") {
+					t.Errorf("lockbench %s %q: the bash script does not complete --%s", c.name, args, fl.Name)
+				}
+			})
+		}
+	}
+	if seen < 50 {
+		t.Errorf("walked %d flags in all; the commands' flag sets were not reached", seen)
+	}
+}
+
+func wordsOf(words []string) [][]string {
+	var out [][]string
+	for _, w := range words {
+		out = append(out, []string{w})
+	}
+	return out
 }

@@ -151,6 +151,10 @@ func newFlags(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
+		if c, ok := stdout.(*flagCapture); ok {
+			c.fs = fs // completion walks the flag set (cmd_completion.go)
+			return
+		}
 		fmt.Fprintf(stdout, "Usage: lockbench %s\n\n%s\n", name, synopsis)
 		if flags := fs.FlagUsagesWrapped(100); flags != "" {
 			fmt.Fprintf(stdout, "\nFlags:\n%s", flags)

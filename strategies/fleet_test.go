@@ -165,7 +165,9 @@ func TestFleetSharesAHotKeyFairly(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"token", "fair", "redisson-lock"} {
 		t.Run(name, func(t *testing.T) {
-			r := runFleet(t, name, 4, 25, 1200, time.Millisecond)
+			// 480 acquires: 30 turns of turnStreak, enough for checkStreaks' median and for
+			// a starved process to show (before issue 20's fix, one took all but two).
+			r := runFleet(t, name, 4, 25, 480, time.Millisecond)
 			for p, a := range r.acquired {
 				if a == 0 {
 					t.Errorf("process %d starved: acquires %v", p, r.acquired)

@@ -102,12 +102,23 @@ func assertOptionError(t *testing.T, err error, field, mention string) {
 	}
 }
 
+// The names are part of the CLI contract: these are listed, in this order (the seeds' locks
+// from the most naive to the most careful, then those beyond the seeds). A new strategy may
+// come anywhere among them without this test changing; a renamed, removed or reordered one
+// fails it.
 func TestCatalog(t *testing.T) {
 	want := []string{"getset", "setnx-expire", "setnx-stale", "set-nx-del", "get-del", "token",
 		"reentrant-local", "reentrant-hash", "redisson-lock", "spin-lock", "redisson-fair", "rw-lock", "semaphore", "expirable-semaphore", "multilock",
 		"redlock", "fenced", "fair"}
-	if got := strings.Join(strategies.Names(), ","); got != strings.Join(want, ",") {
-		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, ","))
+	names := strategies.Names()
+	next := 0
+	for _, n := range names {
+		if next < len(want) && n == want[next] {
+			next++
+		}
+	}
+	if next < len(want) {
+		t.Fatalf("Names() = %s: lacks %s, or lists it out of the order %s", strings.Join(names, ","), want[next], strings.Join(want, ","))
 	}
 	// get-del's check and delete are two commands: it must not claim a safe unlock.
 	if i, _ := strategies.Lookup("get-del"); i.SafeUnlock || !i.KeyTTL || !i.SafeWithoutFaults || i.Source != "seeds 003, 004" {

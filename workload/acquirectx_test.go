@@ -52,8 +52,19 @@ func TestAcquireCtx(t *testing.T) {
 	c.start(time.Now(), 30*time.Millisecond)
 	c.stop()
 	ctx = c.start(time.Now(), 500*time.Millisecond)
-	time.Sleep(100 * time.Millisecond)
-	if ctx.Err() != nil {
+	later, _ := ctx.Deadline()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		rearmed := c.armed && c.fireAt.Equal(later) // the earlier timer fired and re-armed
+		c.mu.Unlock()
+		if rearmed || ctx.Err() != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the timer armed for the earlier acquire never fired")
+		}
+	}
+	if ctx.Err() != nil && time.Now().Before(later) {
 		t.Fatalf("the timer of an earlier acquire ended a later one: %v", ctx.Err())
 	}
 	mustEnd(t, ctx, context.DeadlineExceeded, "the re-armed deadline")

@@ -125,11 +125,12 @@ func TestOracleSetCountsEveryKey(t *testing.T) {
 	}
 }
 
-// skipUnregistered skips a test of a strategy another package has not registered yet.
-func skipUnregistered(t *testing.T, name string) {
+// requireRegistered fails a test whose strategy is not registered: a renamed or removed
+// strategy must break the tests that measure it, not let them pass by skipping.
+func requireRegistered(t *testing.T, name string) {
 	t.Helper()
 	if _, ok := strategies.Lookup(name); !ok {
-		t.Skipf("strategy %s is not registered (strategies/ has not committed it yet)", name)
+		t.Fatalf("strategy %s is not registered: %s", name, strings.Join(strategies.Names(), ", "))
 	}
 }
 
@@ -145,7 +146,7 @@ func holdersConfig(strategy string, workers, keys int) Config {
 // A semaphore of 3 permits lets 3 of 30 workers hold one key together, never a 4th.
 func TestSemaphoreHoldsPermits(t *testing.T) {
 	t.Parallel()
-	skipUnregistered(t, "semaphore")
+	requireRegistered(t, "semaphore")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("semaphore", 30, 1)
 	cfg.Permits = 3
@@ -169,8 +170,8 @@ func TestSemaphoreHoldsPermits(t *testing.T) {
 // expirable semaphore's permits come back when their lease runs out: none leaked.
 func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 	t.Parallel()
-	skipUnregistered(t, "semaphore")
-	skipUnregistered(t, "expirable-semaphore")
+	requireRegistered(t, "semaphore")
+	requireRegistered(t, "expirable-semaphore")
 	for _, tt := range []struct {
 		strategy string
 		leaks    bool
@@ -214,7 +215,7 @@ func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 // A rw-lock with 9 reads in 10: readers share a key, never beside a writer.
 func TestRWLockReadersShare(t *testing.T) {
 	t.Parallel()
-	skipUnregistered(t, "rw-lock")
+	requireRegistered(t, "rw-lock")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("rw-lock", 20, 1)
 	cfg.ReadRatio = 0.9
@@ -241,7 +242,7 @@ func TestRWLockReadersShare(t *testing.T) {
 // inside a key, and every acquire completes.
 func TestMultilockSets(t *testing.T) {
 	t.Parallel()
-	skipUnregistered(t, "multilock")
+	requireRegistered(t, "multilock")
 	_, c := redistest.Server(t)
 	cfg := holdersConfig("multilock", 20, 10)
 	cfg.LockSet = 3

@@ -1,5 +1,5 @@
-// Package completion writes lockbench's shell completion scripts (bash, zsh, fish). It reads
-// each command's flags from the usage pflag prints for --help, so a flag added to a command
+// Package completion writes lockbench's shell completion scripts (bash, zsh, fish). It walks
+// each command's own pflag.FlagSet (the one its --help prints), so a flag added to a command
 // is completed without anything else to update; the values of the flags that have a fixed
 // set (strategies, formats, profiles, faults, sweep parameters, ...) come from the packages
 // that define them.
@@ -8,9 +8,10 @@ package completion
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/profiles"
@@ -25,10 +26,10 @@ type Command struct {
 	Name, Summary string
 	// Subcommands are the words that can follow Name (report plot, target up, ...).
 	Subcommands []string
-	// Help returns the usage the command prints for --help after args: nil for the command
-	// itself, one word for a subcommand. Its flags are read from the "Flags:" section that
-	// pflag prints; without one the command has --help alone, and "" means no flags at all.
-	Help func(args []string) string
+	// Flags returns the flag set the command parses after args: nil for the command itself,
+	// one word for a subcommand. Its visible flags (not Hidden, not deprecated) are completed,
+	// with --help; an empty set means --help alone, and nil no flags at all.
+	Flags func(args []string) *pflag.FlagSet
 }
 
 var shells = []string{"bash", "zsh", "fish"}
@@ -70,42 +71,39 @@ type flag struct {
 func specsOf(cmds []Command) []spec {
 	var out []spec
 	for _, c := range cmds {
-		s := spec{name: c.Name, summary: c.Summary, flags: helpFlags(c.Name, c.Help(nil))}
+		s := spec{name: c.Name, summary: c.Summary, flags: setFlags(c.Name, c.Flags(nil))}
 		for _, sub := range c.Subcommands {
-			s.subs = append(s.subs, spec{name: sub, flags: helpFlags(c.Name, c.Help([]string{sub}))})
+			s.subs = append(s.subs, spec{name: sub, flags: setFlags(c.Name, c.Flags([]string{sub}))})
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// flagLine is a flag's first line in pflag's usage: "  -s, --name type   usage" or
-// "      --name type   usage" (continuation lines are indented further).
-var flagLine = regexp.MustCompile(`^(?:  -(\w), |      )--([a-z0-9][a-z0-9-]*)(?: (\S+))?(?:  +(.*))?$`)
-
 var helpFlag = flag{name: "help", short: "h", usage: "show the command's usage"}
 
-// helpFlags reads the flags of cmd (or of one of its subcommands) from its usage.
-func helpFlags(cmd, usage string) []flag {
-	if usage == "" {
+// setFlags are the flags of cmd (or of one of its subcommands) in fs, in fs's order, as its
+// usage shows them: hidden and deprecated flags left out, a deprecated shorthand too; the
+// value's name is the one the usage prints (a `NAME` in the usage, or the value's type).
+func setFlags(cmd string, fs *pflag.FlagSet) []flag {
+	if fs == nil {
 		return nil
 	}
-	_, text, ok := strings.Cut(usage, "Flags:\n")
-	if !ok {
-		return []flag{helpFlag}
-	}
 	var flags []flag
-	for _, line := range strings.Split(text, "\n") {
-		m := flagLine.FindStringSubmatch(line)
-		if m == nil {
-			if len(flags) > 0 && strings.TrimSpace(line) != "" { // the usage wrapped
-				flags[len(flags)-1].usage += " " + strings.TrimSpace(line)
-			}
-			continue
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Hidden || fl.Deprecated != "" {
+			return
 		}
-		f := flag{short: m[1], name: m[2], takesValue: m[3] != "", usage: m[4]}
-		completeValues(cmd, &f, m[3])
+		valueName, usage := pflag.UnquoteUsage(fl)
+		f := flag{name: fl.Name, short: fl.Shorthand, takesValue: valueName != "", usage: strings.Join(strings.Fields(usage), " ")}
+		if fl.ShorthandDeprecated != "" {
+			f.short = ""
+		}
+		completeValues(cmd, &f, valueName)
 		flags = append(flags, f)
+	})
+	if fs.Lookup("help") != nil {
+		return flags
 	}
 	return append(flags, helpFlag)
 }

@@ -16,16 +16,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// usage is what a command of lockbench prints for --help: a synopsis, then pflag's usage of
-// its real flag set.
-func usage(name string, fs *pflag.FlagSet) string {
-	text := "Usage: lockbench " + name + "\n\nDoes what its name says.\n"
-	if flags := fs.FlagUsagesWrapped(100); flags != "" {
-		text += "\nFlags:\n" + flags
-	}
-	return text
-}
-
 // bindLoad gives fs a few of the load commands' flags: enumerated values, comma lists,
 // paths, a value name that lists its choices, and a usage long enough to wrap.
 func bindLoad(fs *pflag.FlagSet) {
@@ -47,14 +37,14 @@ func bindLoad(fs *pflag.FlagSet) {
 // one whose subcommands take no flags, and summaries a shell must not read as syntax.
 func testCommands() []Command {
 	load := func(name string, more func(*pflag.FlagSet)) Command {
-		return Command{Name: name, Summary: "the " + name + " command's summary: it's quoted", Help: func(args []string) string {
+		return Command{Name: name, Summary: "the " + name + " command's summary: it's quoted", Flags: func(args []string) *pflag.FlagSet {
 			fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 			fs.SortFlags = false
 			bindLoad(fs)
 			if more != nil {
 				more(fs)
 			}
-			return usage(name, fs)
+			return fs
 		}}
 	}
 	return []Command{
@@ -62,25 +52,24 @@ func testCommands() []Command {
 		load("sweep", func(fs *pflag.FlagSet) {
 			fs.String("param", "", "the parameter to vary and its values: NAME=V1,V2,...")
 		}),
-		{Name: "report", Summary: "plot or compare results", Subcommands: []string{"plot", "compare"}, Help: func(args []string) string {
+		{Name: "report", Summary: "plot or compare results", Subcommands: []string{"plot", "compare"}, Flags: func(args []string) *pflag.FlagSet {
 			fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 			switch {
-			case len(args) == 0:
-				return "Usage: lockbench report plot|compare ...\n" // no Flags: section
+			case len(args) == 0: // no flags of its own
 			case args[0] == "compare":
 				fs.Bool("fail-on-regression", false, "exit 1 on a regression")
 				fs.Bool("fail-on-unsafe", false, "exit 1 when B saw overlaps")
 			default:
 				fs.StringP("out", "o", "", "the picture's `FILE`")
 			}
-			return usage("report "+args[0], fs)
+			return fs
 		}},
-		{Name: "version", Summary: "print the version", Help: func([]string) string { return "Usage: lockbench version\n" }},
-		{Name: "completion", Summary: "print a shell completion script", Subcommands: Shells(), Help: func(args []string) string {
+		{Name: "version", Summary: "print the version", Flags: func([]string) *pflag.FlagSet { return pflag.NewFlagSet("version", pflag.ContinueOnError) }},
+		{Name: "completion", Summary: "print a shell completion script", Subcommands: Shells(), Flags: func(args []string) *pflag.FlagSet {
 			if len(args) > 0 {
-				return ""
+				return nil
 			}
-			return "Usage: lockbench completion bash|zsh|fish\n"
+			return pflag.NewFlagSet("completion", pflag.ContinueOnError)
 		}},
 	}
 }
@@ -387,13 +376,18 @@ func TestFish(t *testing.T) {
 	}
 }
 
-// A flag's usage that pflag wrapped onto more lines is one usage, and a flag whose value
-// name lists its choices completes to the lower-case ones (DUR is a placeholder).
-func TestHelpFlags(t *testing.T) {
+// The flags are the flag set's, in its order, as its usage shows them: hidden and deprecated
+// ones left out, a long usage whole, and a flag whose value name lists its choices completes
+// to the lower-case ones (DUR is a placeholder).
+func TestSetFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SortFlags = false
 	bindLoad(fs)
-	flags := helpFlags("run", usage("run", fs))
+	fs.Bool("internal", false, "not for users")
+	_ = fs.MarkHidden("internal")
+	fs.Int("old", 0, "renamed")
+	_ = fs.MarkDeprecated("old", "use --workers")
+	flags := setFlags("run", fs)
 	var names []string
 	for _, f := range flags {
 		names = append(names, f.name)
@@ -403,16 +397,19 @@ func TestHelpFlags(t *testing.T) {
 		t.Fatalf("flags %q; want %q", names, want)
 	}
 	wd := flags[slices.Index(names, "watchdog")]
-	if !strings.HasSuffix(wd.usage, "onto a second line of the usage (default \"off\")") || !slices.Equal(wd.values, []string{"off", "auto"}) {
+	if !strings.HasSuffix(wd.usage, "onto a second line of the usage") || !slices.Equal(wd.values, []string{"off", "auto"}) {
 		t.Errorf("watchdog: usage %q, values %q; want the whole usage and [off auto]", wd.usage, wd.values)
 	}
 	if q := flags[slices.Index(names, "quiet")]; q.short != "q" || q.takesValue {
 		t.Errorf("quiet: %+v; want -q taking no value", q)
 	}
-	if got := helpFlags("version", "Usage: lockbench version\n"); len(got) != 1 || got[0].name != "help" {
-		t.Errorf("a usage without flags: %+v; want --help alone", got)
+	if o := flags[slices.Index(names, "out")]; o.short != "o" || !o.takesValue || !o.file {
+		t.Errorf("out: %+v; want -o taking a file", o)
 	}
-	if got := helpFlags("completion", ""); got != nil {
-		t.Errorf("no usage: %+v; want no flags", got)
+	if got := setFlags("version", pflag.NewFlagSet("version", pflag.ContinueOnError)); len(got) != 1 || got[0].name != "help" {
+		t.Errorf("a flag set without flags: %+v; want --help alone", got)
+	}
+	if got := setFlags("completion", nil); got != nil {
+		t.Errorf("no flag set: %+v; want no flags", got)
 	}
 }

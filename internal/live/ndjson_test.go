@@ -73,13 +73,23 @@ func TestSampleRedisCountsCommands(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var total atomic.Uint64
+	var total, readings atomic.Uint64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		SampleRedis(ctx, func() []redis.Node { return redis.Nodes(c) }, 50*time.Millisecond, func(n uint64) { total.Add(n) })
+		nodes := func() []redis.Node { readings.Add(1); return redis.Nodes(c) } // a reading begins
+		SampleRedis(ctx, nodes, 50*time.Millisecond, func(n uint64) { total.Add(n) })
 	}()
-	time.Sleep(120 * time.Millisecond) // a first reading, to count from
+	// readingsDone waits until k readings have ended: the (k+1)th has begun.
+	readingsDone := func(k uint64, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); readings.Load() < k+1; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d readings in 10s", what, readings.Load())
+			}
+		}
+	}
+	readingsDone(2, "a first reading, to count from, and the one after it") // what ran before is counted
 	before := total.Load()
 	const n = 300
 	for i := range n {
@@ -91,7 +101,7 @@ func TestSampleRedisCountsCommands(t *testing.T) {
 	for total.Load()-before < n && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(150 * time.Millisecond) // a few more readings, with nothing else running
+	readingsDone(readings.Load()+1, "two more readings, with nothing else running")
 	cancel()
 	<-done
 	if got := total.Load() - before; got != n {

@@ -24,6 +24,7 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 
 	"github.com/lockbench/lockbench/faults"
+	_ "github.com/lockbench/lockbench/internal/builtin" // every strategy the binary registers
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -169,8 +170,9 @@ func marshal(s *jsonschema.Schema) ([]byte, error) {
 
 // profileSchema describes a profile: the keys of profiles.TopFields at the top level, those
 // of profiles.PhaseFields in each entry of phases, each value in its shape. Strategy names
-// and fault kinds are offered for completion (the registry's names, faults.Forms); any other
-// name-like value is allowed, as strategies of other services register too.
+// and fault kinds are offered for completion: every name the binary registers (the core,
+// the services and the libraries, through internal/builtin) and faults.Forms. A family's
+// variant (lua:DIR, driver:CMD) is allowed by its pattern.
 func profileSchema() *jsonschema.Schema {
 	phase := object(profiles.PhaseFields(), nil)
 	s := object(profiles.TopFields(), phase)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -703,12 +704,29 @@ func TestPasswordNeverToSquatter(t *testing.T) {
 	redistest.Require(t)
 	t.Parallel()
 	received := make(chan string, 100)
-	squatter := serve(t, func(c net.Conn) {
-		_ = c.SetReadDeadline(time.Now().Add(time.Second))
-		b := make([]byte, 4096)
-		n, _ := c.Read(b)
-		received <- string(b[:n])
-	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var accepted atomic.Int64 // counted in accept order, before each one's reader runs
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer c.Close()
+				_ = c.SetReadDeadline(time.Now().Add(time.Second))
+				b := make([]byte, 4096)
+				n, _ := c.Read(b)
+				received <- string(b[:n])
+			}()
+		}
+	}()
+	squatter := l.Addr().String()
 	_, port, _ := net.SplitHostPort(squatter)
 	p, _ := strconv.Atoi(port)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -719,13 +737,30 @@ func TestPasswordNeverToSquatter(t *testing.T) {
 		t.Fatal("a server started on a port another process holds")
 	}
 	noSecret(t, "StartServer's error", errText(err))
-	time.Sleep(100 * time.Millisecond)
-	for {
+	// A last connection of the test's own: the squatter accepts in order, so once its
+	// message is read every connection StartServer made has been accepted; then each one's
+	// reader reports what it read (within its 1s read deadline).
+	last, err := net.Dial("tcp", squatter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer last.Close()
+	const marker = "the test's own last connection"
+	if _, err := last.Write([]byte(marker)); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(-1)
+	timeout := time.After(30 * time.Second)
+	for got := int64(0); want < 0 || got < want; got++ {
 		select {
 		case r := <-received:
+			if r == marker {
+				want = accepted.Load()
+				continue
+			}
 			noSecret(t, "what the squatter received", r)
-		default:
-			return
+		case <-timeout:
+			t.Fatalf("the squatter's readers reported %d of %d connections in 30s", got, want)
 		}
 	}
 }

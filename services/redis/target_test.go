@@ -601,9 +601,11 @@ func TestServerSurvivesItsStartingThread(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	started := make(chan *redis.Server, n)
+	threads := make(chan int, n)
 	for range n {
 		go func() {
 			runtime.LockOSThread() // never unlocked: Go ends this thread when the goroutine returns
+			threads <- threadID()
 			s, err := redis.StartServer(context.Background(), redis.ServerConfig{})
 			if err != nil {
 				t.Error(err)
@@ -618,10 +620,28 @@ func TestServerSurvivesItsStartingThread(t *testing.T) {
 			servers = append(servers, s)
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The starting threads end (the main thread, if one ran there, never does); then each
+	// server answers a PING: a parent-death signal sent as its thread ended would have
+	// killed it before it could.
+	for range n {
+		tid := <-threads
+		if tid == 0 || tid == os.Getpid() {
+			continue
+		}
+		task := fmt.Sprintf("/proc/self/task/%d", tid)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("thread %d did not end within 30s of its goroutine", tid)
+			}
+		}
+	}
 	for _, s := range servers {
-		if !s.Running() {
-			t.Fatalf("redis-server %s died with the thread that started it", s.Addr)
+		c := plainClient(t, s.Addr)
+		if err := do(t, c, c.B().Ping().Build()).Error(); err != nil || !s.Running() {
+			t.Fatalf("redis-server %s died with the thread that started it: PING %v", s.Addr, err)
 		}
 	}
 }
