@@ -62,6 +62,11 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if p.Fleet != nil {
+		// With --procs each step is a run of one phase in every process (fleet.Step), and
+		// capacity's own flags are not run's.
+		p.Fleet.Command, p.Fleet.Drop = "run", []string{"slo", "start", "factor", "step-duration", "warmup"}
+	}
 	r, err := launch.Start(p, stdout, stderr)
 	if err != nil {
 		return err
@@ -80,7 +85,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if p.Quiet {
 		onStep = nil
 	}
-	answers, results, runErr := workload.Capacity(r.Ctx, p.Config, r.Backend(), r.Engine(), objective, ramp, onStep)
+	answers, results, runErr := r.Capacity(objective, ramp, onStep)
 	sum.Capacity, sum.Results = answers, results
 	return r.Finish(sum, runErr, stdout)
 }

@@ -25,7 +25,6 @@ func TestProcsBadInputExit2(t *testing.T) {
 		{[]string{"run", "--procs", "-1"}, "--procs -1"},
 		{[]string{"run", "--procs", "5", "--workers", "4"}, "more processes than workers"},
 		{[]string{"run", "--procs", "2", "--node", "1/2", "--barrier", "b"}, "--procs and --node"},
-		{[]string{"capacity", "--procs", "2", "--slo", "p99=5ms"}, "capacity does not take --procs"},
 		{[]string{"run", "--procs", "2", "--fault", "kill:node=0,at=1s"}, "node faults"},
 	} {
 		code, _, stderr := cli(append(tc.args, "--redis", "127.0.0.1:1")...)
@@ -175,5 +174,29 @@ func TestE2EProcsLiveSumsTheProcesses(t *testing.T) {
 	}
 	if lines == 0 || lines > 4 || sum != s.Results[0].Acquired {
 		t.Errorf("%d live lines summing to %d acquires; want about one a second for the fleet, summing to the report's %d", lines, sum, s.Results[0].Acquired)
+	}
+}
+
+// capacity --procs: each step runs in every process and is judged on their merged result,
+// checked across the processes; the answer is one per strategy, as without --procs.
+func TestE2ECapacityProcsJudgesTheMergedStep(t *testing.T) {
+	t.Parallel()
+	redistest.Require(t)
+	s, code, stderr := runBinaryJSON(t, "capacity", "--procs", "2", "--strategy", "token", "--workers", "2", "--keys", "8",
+		"--hold", "10ms", "--slo", "p99=1s,timeouts=50%", "--start", "100", "--factor", "4", "--step-duration", "300ms", "--warmup", "0s")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(s.Capacity) != 1 || len(s.Capacity[0].Steps) < 2 || len(s.Results) != len(s.Capacity[0].Steps) {
+		t.Fatalf("capacity %+v over %d results; want one answer, each of its 2 or more steps a result", s.Capacity, len(s.Results))
+	}
+	for i, r := range s.Results {
+		st := s.Capacity[0].Steps[i]
+		if cp := r.Safety.CrossProcess; cp == nil || cp.Processes != 2 {
+			t.Errorf("step %d (%s): cross-process check %+v; want the merge of 2 processes", i, r.Label, cp)
+		}
+		if !strings.HasPrefix(r.Label, st.Stage+" ") || st.Offered != r.OfferedRate {
+			t.Errorf("step %d: result %q offering %.1f/s, step %s offering %.1f/s; want the step's own", i, r.Label, r.OfferedRate, st.Stage, st.Offered)
+		}
 	}
 }

@@ -93,7 +93,7 @@ func (f *loadFlags) plan(prepare func(*workload.Config) error, faultWindow time.
 		Quiet: f.quiet, Node: f.node, CPUProfile: f.cpuProfile, MemProfile: f.memProfile}
 	if !f.child {
 		segs, err := fleet.Segments(cfg.Phases, faults, fleet.Refuse{Node: f.node != "" || f.barrier != "",
-			Capacity: f.command == "capacity", Profiling: f.cpuProfile != "" || f.memProfile != ""})
+			Profiling: f.cpuProfile != "" || f.memProfile != ""})
 		if err != nil {
 			return nil, err
 		}

@@ -64,12 +64,13 @@ func ChildTarget(s *session.Session) (flags, replaced []string, err error) {
 }
 
 // childArgs is the command line of child node of a fleet running phases seg: the flags
-// the user gave, less the parent's own, plus where the target is and who the child is.
+// the user gave, less the parent's own, plus where the target is, the extra flags
+// (--name=value) of the segment, and who the child is.
 // Values are passed as --name=value, so that none is mistaken for a flag. The flags a lock
 // service declares secret (services.Service.Secrets: passwords, URLs that can carry one)
 // are not on it: they are returned in secrets, which go to the child through its
 // environment (SecretsEnv), out of ps's sight.
-func (fl *Fleet) childArgs(seg Segment, node int, barrier, out string) (args, secrets []string) {
+func (fl *Fleet) childArgs(seg Segment, node int, barrier, out string, extra []string) (args, secrets []string) {
 	secret := services.SecretFlags()
 	add := func(name, value string) {
 		arg := "--" + name + "=" + value
@@ -81,14 +82,14 @@ func (fl *Fleet) childArgs(seg Segment, node int, barrier, out string) (args, se
 	}
 	args = []string{fl.spec.Command}
 	for _, f := range fl.spec.Given {
-		if parentOnly[f.Name] || slices.Contains(fl.replaced, f.Name) {
+		if parentOnly[f.Name] || slices.Contains(fl.replaced, f.Name) || slices.Contains(fl.spec.Drop, f.Name) {
 			continue
 		}
 		for _, v := range f.Values {
 			add(f.Name, v)
 		}
 	}
-	for _, t := range fl.target {
+	for _, t := range append(slices.Clip(fl.target), extra...) {
 		name, value, _ := strings.Cut(strings.TrimPrefix(t, "--"), "=")
 		add(name, value)
 	}

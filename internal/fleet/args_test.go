@@ -25,7 +25,7 @@ func TestChildArgsDropTheParentsFlagsAndHideTheSecrets(t *testing.T) {
 		target:   []string{"--redis=127.0.0.1:7000"},
 		replaced: []string{"redis"},
 	}
-	args, secrets := fl.childArgs(Segment{From: 1, To: 3, Procs: 2}, 2, "procs-x", "/tmp/p.json")
+	args, secrets := fl.childArgs(Segment{From: 1, To: 3, Procs: 2}, 2, "procs-x", "/tmp/p.json", nil)
 	want := []string{"sweep", "--strategy=token", "--fault=a:p=1", "--fault=b:p=1", "--workers=8",
 		"--procs-child", "--procs-phases=1:3", "--node=2/2", "--barrier=procs-x", "--format=json", "--out=/tmp/p.json", "--quiet"}
 	if !slices.Equal(args, want) {
@@ -78,5 +78,19 @@ func TestTakeSecrets(t *testing.T) {
 		if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), mention) {
 			t.Errorf("%s: %v; want a usage error mentioning %q", raw, err, mention)
 		}
+	}
+}
+
+// A capacity step's children run `run`: capacity's own flags are dropped, and the step's
+// rate and window come after the user's flags and the target.
+func TestChildArgsOfAStep(t *testing.T) {
+	fl := &Fleet{spec: Spec{Command: "run", Drop: []string{"slo", "warmup"}, Given: []Flag{
+		{"strategy", []string{"token,fenced"}}, {"slo", []string{"p99=5ms"}}, {"warmup", []string{"1s"}},
+	}}, target: []string{"--etcd-members=3"}}
+	args, _ := fl.childArgs(Segment{From: 1, To: 2, Procs: 3}, 1, "b", "o.json", []string{"--rate=500", "--warmup=0s"})
+	want := []string{"run", "--strategy=token,fenced", "--etcd-members=3", "--rate=500", "--warmup=0s",
+		"--procs-child", "--procs-phases=1:2", "--node=1/3", "--barrier=b", "--format=json", "--out=o.json", "--quiet"}
+	if !slices.Equal(args, want) {
+		t.Errorf("args\n%q\nwant\n%q", args, want)
 	}
 }

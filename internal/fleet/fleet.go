@@ -38,6 +38,7 @@ func init() { proc.RegisterTempNames(procsTempName) }
 type Spec struct {
 	Command  string    // the load command the children run: run or sweep
 	Given    []Flag    // the user's flags (Given), which the children get less the parent's own
+	Drop     []string  // more of Given a child does not take: the parent's command's own (capacity's --slo, ...)
 	Segments []Segment // from Segments
 	Phases   int       // the run's phases, as the progress reports count them
 	Binary   string    // the lockbench binary to start; "" for this process's own
@@ -82,7 +83,7 @@ func (fl *Fleet) Run(ctx context.Context) (*report.Summary, error) {
 	defer os.RemoveAll(dir)
 	out := &report.Summary{}
 	for k, seg := range fl.spec.Segments {
-		merged, err := fl.runSegment(ctx, seg, filepath.Join(dir, strconv.Itoa(k)))
+		merged, err := fl.runSegment(ctx, seg, filepath.Join(dir, strconv.Itoa(k)), nil)
 		if merged != nil {
 			if k == 0 {
 				out.Target = merged.Target
@@ -95,6 +96,25 @@ func (fl *Fleet) Run(ctx context.Context) (*report.Summary, error) {
 		}
 	}
 	return out, nil
+}
+
+// Step runs phase alone across its processes, each child given the extra flags too (a
+// capacity step's --rate, --duration and --warmup), and returns the merged result: the
+// parent judges a capacity step on the fleet's result, not on a process's. On
+// interruption it returns what the children reported so far.
+func (fl *Fleet) Step(ctx context.Context, phase int, extra []string) (*report.Summary, error) {
+	procs := 1
+	for _, seg := range fl.spec.Segments {
+		if seg.From <= phase && phase < seg.To {
+			procs = seg.Procs
+		}
+	}
+	dir, err := proc.TempDir(procsTempName)
+	if err != nil {
+		return nil, fmt.Errorf("--procs: a directory for the processes' results: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	return fl.runSegment(ctx, Segment{From: phase, To: phase + 1, Procs: procs}, dir, extra)
 }
 
 // AppendNew appends the items not in list yet.
@@ -120,7 +140,7 @@ type child struct {
 // runSegment starts seg.Procs children, waits for them, and merges their results. The first
 // child that fails stops the others (they would wait for it at the barrier) and its error
 // is the segment's.
-func (fl *Fleet) runSegment(ctx context.Context, seg Segment, dir string) (*report.Summary, error) {
+func (fl *Fleet) runSegment(ctx context.Context, seg Segment, dir string, extra []string) (*report.Summary, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -140,7 +160,7 @@ func (fl *Fleet) runSegment(ctx context.Context, seg Segment, dir string) (*repo
 	ended := make(chan *child, len(kids))
 	for i := range kids {
 		k := &child{node: i + 1, out: filepath.Join(dir, fmt.Sprintf("proc-%d.json", i+1)), done: make(chan struct{})}
-		args, secrets := fl.childArgs(seg, k.node, barrier, k.out)
+		args, secrets := fl.childArgs(seg, k.node, barrier, k.out, extra)
 		k.cmd = exec.Command(exe, args...)
 		k.cmd.Env = ChildEnv(fl.env, seg.Procs)
 		if len(secrets) > 0 {

@@ -36,7 +36,6 @@ type Segment struct {
 // Refuse are what else a run does that a fleet cannot go with.
 type Refuse struct {
 	Node      bool // --node or --barrier: the run is one process of a multi-process run
-	Capacity  bool // the capacity command: each step is judged at once, in one process
 	Profiling bool // --cpuprofile, --memprofile: they profile this process
 }
 
@@ -70,8 +69,6 @@ func Segments(phases []workload.Phase, plan *faults.Plan, refuse Refuse) ([]Segm
 	switch {
 	case refuse.Node:
 		return nil, usage.Errorf("--procs and --node do not go together: --procs starts the processes of a multi-process run itself (each one a --node); use --node I/N --barrier NAME to run processes on several machines")
-	case refuse.Capacity:
-		return nil, usage.Errorf("capacity does not take --procs: its search judges each step at once, and a step measured in several processes can only be judged once their results are merged; find the rate with 'lockbench sweep --param rate=... --procs N' instead")
 	case refuse.Profiling:
 		return nil, usage.Errorf("--cpuprofile and --memprofile profile this process, and with --procs the work runs in its children; profile one process without --procs")
 	}

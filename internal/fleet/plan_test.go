@@ -29,7 +29,7 @@ func TestSegments(t *testing.T) {
 		t.Errorf("one process throughout: %v, %v; want none", segs, err)
 	}
 	// What a fleet cannot go with is refused only when there is a fleet.
-	if segs, err := Segments(phases(1), nil, Refuse{Node: true, Capacity: true, Profiling: true}); segs != nil || err != nil {
+	if segs, err := Segments(phases(1), nil, Refuse{Node: true, Profiling: true}); segs != nil || err != nil {
 		t.Errorf("no fleet: %v, %v", segs, err)
 	}
 }
@@ -42,7 +42,6 @@ func TestSegmentsRefuse(t *testing.T) {
 	}{
 		{phases(11), Refuse{}, "more processes than workers (--workers 10 in the token phase)"},
 		{phases(2), Refuse{Node: true}, "--procs and --node"},
-		{phases(2), Refuse{Capacity: true}, "capacity does not take --procs"},
 		{phases(2), Refuse{Profiling: true}, "--cpuprofile and --memprofile"},
 	} {
 		_, err := Segments(tc.phases, nil, tc.refuse)
