@@ -7,6 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -53,5 +54,24 @@ func TestProgressSumsTheChildrenSecondBySecond(t *testing.T) {
 	agg.flush()
 	if len(got) != 3 || got[2].Second.Acquired != 7 {
 		t.Fatalf("after the flush: %+v; want child 1's second second alone", got)
+	}
+}
+
+// Children that met at the barrier ran together, however far apart their results are
+// stamped: one slow to start (a busy machine) must not make the merge refuse a short step.
+func TestChildrenStartedApartMergeAsOneRun(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	child := func(node string, start time.Time) *report.Summary {
+		return &report.Summary{Tool: "lockbench", Kind: report.KindRun, StartedAt: start, Node: node,
+			Results: []report.Result{{Strategy: "token", DurationS: 0.3, Acquired: 10}}}
+	}
+	ins := []*report.Summary{child("1/2", at.Add(3*time.Second)), child("2/2", at)}
+	if _, err := report.Merge(ins, report.MergeOptions{}); err == nil {
+		t.Fatal("the merge took results 3s apart for one run of 300ms: the test proves nothing")
+	}
+	sameStart(ins)
+	merged, err := report.Merge(ins, report.MergeOptions{})
+	if err != nil || !merged.StartedAt.Equal(at) {
+		t.Fatalf("merged %v, %v; want one run started at %s", merged, err, at)
 	}
 }
