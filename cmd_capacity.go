@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -73,19 +72,7 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer r.Close()
 	sum := r.Summary(report.KindCapacity)
-	onStep := func(strategy string, st report.CapacityStep) {
-		verdict := "PASS"
-		if !st.Pass {
-			verdict = "FAIL: " + st.Reason
-		}
-		r.Progress.Say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
-			strategy, st.Stage, report.FormatRate(st.Offered), report.FormatRate(st.Achieved),
-			report.FormatUS(float64(st.P99US)), st.RedisCPUPercent, verdict))
-	}
-	if p.Quiet {
-		onStep = nil
-	}
-	answers, results, runErr := r.Capacity(objective, ramp, onStep)
+	answers, results, runErr := r.Capacity(objective, ramp)
 	sum.Capacity, sum.Results = answers, results
 	return r.Finish(sum, runErr, stdout)
 }

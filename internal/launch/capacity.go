@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/lockbench/lockbench/report"
@@ -10,12 +11,28 @@ import (
 )
 
 // Capacity runs the capacity search of the plan's phases: each step in this process, or
-// with --procs across the fleet's processes, judged on their merged result.
-func (r *Run) Capacity(slo workload.SLO, ramp workload.Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
+// with --procs across the fleet's processes, judged on their merged result. Each step is
+// said above the status line as it finishes, unless --quiet.
+func (r *Run) Capacity(slo workload.SLO, ramp workload.Ramp) ([]report.Capacity, []report.Result, error) {
+	var onStep func(string, report.CapacityStep)
+	if !r.Plan.Quiet {
+		onStep = r.sayStep
+	}
 	if r.fleet == nil {
 		return workload.Capacity(r.Ctx, r.Plan.Config, r.Backend(), r.Engine(), slo, ramp, onStep)
 	}
 	return workload.CapacityWith(r.Ctx, r.Plan.Config, r.fleetStep, slo, ramp, onStep)
+}
+
+// sayStep says a capacity step of strategy as it finishes.
+func (r *Run) sayStep(strategy string, st report.CapacityStep) {
+	verdict := "PASS"
+	if !st.Pass {
+		verdict = "FAIL: " + st.Reason
+	}
+	r.Progress.Say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
+		strategy, st.Stage, report.FormatRate(st.Offered), report.FormatRate(st.Achieved),
+		report.FormatUS(float64(st.P99US)), st.RedisCPUPercent, verdict))
 }
 
 // fleetStep runs a capacity step in every process of the fleet: each runs the phase with
