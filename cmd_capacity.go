@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -49,7 +49,6 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if err := ramp.Validate(); err != nil {
 		return err
 	}
-	f.faultWindow = ramp.StepDuration
 	f.cfg.Duration = ramp.StepDuration // what each step measures, as the report's header says
 	objective, err := workload.ParseSLO(*slo)
 	if err != nil {
@@ -58,25 +57,22 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("warmup") {
 		f.cfg.Warmup = 500 * time.Millisecond
 	}
-	l, err := f.startRun(stdout, stderr, nil)
+	p, err := f.plan(nil, ramp.StepDuration) // scheduled faults fire within a step
 	if err != nil {
 		return err
 	}
-	defer l.close()
-	sum := l.summary(&f, report.KindCapacity)
-	onStep := func(strategy string, st report.CapacityStep) {
-		verdict := "PASS"
-		if !st.Pass {
-			verdict = "FAIL: " + st.Reason
-		}
-		l.progress.say(fmt.Sprintf("%s %-6s offered %8s/s  achieved %8s/s  p99 %8s  Redis CPU %5.1f%%  %s",
-			strategy, st.Stage, report.FormatRate(st.Offered), report.FormatRate(st.Achieved),
-			report.FormatUS(float64(st.P99US)), st.RedisCPUPercent, verdict))
+	if p.Fleet != nil {
+		// With --procs each step is a run of one phase in every process (fleet.Step), and
+		// capacity's own flags are not run's.
+		p.Fleet.Command, p.Fleet.Drop = "run", []string{"slo", "start", "factor", "step-duration", "warmup"}
 	}
-	if f.quiet {
-		onStep = nil
+	r, err := launch.Start(p, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	answers, results, runErr := workload.Capacity(l.ctx, l.cfg, l.s.Backend(), l.progress.engine(l.s.Options(l.progress.update)), objective, ramp, onStep)
+	defer r.Close()
+	sum := r.Summary(report.KindCapacity)
+	answers, results, runErr := r.Capacity(objective, ramp)
 	sum.Capacity, sum.Results = answers, results
-	return f.reportRun(l, sum, runErr, stdout)
+	return r.Finish(sum, runErr, stdout)
 }

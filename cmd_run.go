@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 )
 
@@ -29,12 +30,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	l, err := f.startRun(stdout, stderr, nil)
+	p, err := f.plan(nil, 0)
 	if err != nil {
 		return err
 	}
-	defer l.close()
-	sum := l.summary(&f, report.KindRun)
-	runErr := l.run(sum)
-	return f.reportRun(l, sum, runErr, stdout)
+	r, err := launch.Start(p, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum := r.Summary(report.KindRun)
+	return r.Finish(sum, r.Run(sum), stdout)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -66,7 +67,7 @@ func parseNames(fs *pflag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, &usage.Error{Err: err}
 	}
 	return fs.Args(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -55,22 +56,26 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", param.s, v)
 		}
 	}
-	l, err := f.startRun(stdout, stderr, func(cfg *workload.Config) (err error) {
+	p, err := f.plan(func(cfg *workload.Config) (err error) {
 		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
 		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
 		return err
-	})
+	}, 0)
 	if err != nil {
 		return err
 	}
-	defer l.close()
-	sum := l.summary(&f, report.KindSweep)
+	r, err := launch.Start(p, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum := r.Summary(report.KindSweep)
 	sum.Sweep = &report.Sweep{Param: name, Values: values}
-	runErr := l.run(sum)
+	runErr := r.Run(sum)
 	if runErr == nil {
 		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
-	return f.reportRun(l, sum, runErr, stdout)
+	return r.Finish(sum, runErr, stdout)
 }
 
 // onceString is a flag that may be given once: --param names one parameter, and a second

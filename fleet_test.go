@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/redistest"
-	"github.com/lockbench/lockbench/workload"
 )
 
 // The fleet's children run the lockbench binary (the test binary is not lockbench), so the
@@ -28,48 +25,12 @@ func TestProcsBadInputExit2(t *testing.T) {
 		{[]string{"run", "--procs", "-1"}, "--procs -1"},
 		{[]string{"run", "--procs", "5", "--workers", "4"}, "more processes than workers"},
 		{[]string{"run", "--procs", "2", "--node", "1/2", "--barrier", "b"}, "--procs and --node"},
-		{[]string{"capacity", "--procs", "2", "--slo", "p99=5ms"}, "capacity does not take --procs"},
 		{[]string{"run", "--procs", "2", "--fault", "kill:node=0,at=1s"}, "node faults"},
 	} {
 		code, _, stderr := cli(append(tc.args, "--redis", "127.0.0.1:1")...)
 		if code != exitUsage || !strings.Contains(stderr, tc.mention) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2, one line mentioning %q", tc.args, code, stderr, tc.mention)
 		}
-	}
-}
-
-func TestChildShareSplitsTheRemainderOverTheFirst(t *testing.T) {
-	var got []int
-	total := 0
-	for node := 1; node <= 3; node++ {
-		cfg := workload.Config{Workers: 100, MaxInflight: 100, Rate: 300, Phases: []workload.Phase{{Workers: 100, MaxInflight: 100, Rate: 300}}}
-		childShare(&cfg, node, 3)
-		got = append(got, cfg.Phases[0].Workers)
-		total += cfg.Workers
-		if cfg.Phases[0].Rate != 100 || cfg.Phases[0].MaxInflight != cfg.Phases[0].Workers {
-			t.Errorf("node %d: rate %v, max-inflight %d; want 100 and its workers", node, cfg.Phases[0].Rate, cfg.Phases[0].MaxInflight)
-		}
-	}
-	if !slices.Equal(got, []int{34, 33, 33}) || total != 100 {
-		t.Errorf("100 workers over 3 processes: %v (total %d), want [34 33 33]", got, total)
-	}
-}
-
-// Each child gets its share of the machine's cores, at least one, unless the user chose
-// GOMAXPROCS; the parent's environment is passed on untouched otherwise.
-func TestChildEnvSharesTheCores(t *testing.T) {
-	t.Setenv("GOMAXPROCS", "")
-	env := []string{"A=1"}
-	got := childEnv(env, 4*runtime.NumCPU())
-	if !slices.Equal(got, []string{"A=1", "GOMAXPROCS=1"}) || len(env) != 1 {
-		t.Errorf("many children: %v (parent's %v), want A=1 and GOMAXPROCS=1 appended to a copy", got, env)
-	}
-	if got := childEnv(env, 1); !slices.Contains(got, "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU())) {
-		t.Errorf("one child: %v, want every core", got)
-	}
-	t.Setenv("GOMAXPROCS", "3")
-	if got := childEnv(env, 4); !slices.Equal(got, env) {
-		t.Errorf("with GOMAXPROCS set by the user: %v, want the environment as it is", got)
 	}
 }
 
@@ -213,5 +174,29 @@ func TestE2EProcsLiveSumsTheProcesses(t *testing.T) {
 	}
 	if lines == 0 || lines > 4 || sum != s.Results[0].Acquired {
 		t.Errorf("%d live lines summing to %d acquires; want about one a second for the fleet, summing to the report's %d", lines, sum, s.Results[0].Acquired)
+	}
+}
+
+// capacity --procs: each step runs in every process and is judged on their merged result,
+// checked across the processes; the answer is one per strategy, as without --procs.
+func TestE2ECapacityProcsJudgesTheMergedStep(t *testing.T) {
+	t.Parallel()
+	redistest.Require(t)
+	s, code, stderr := runBinaryJSON(t, "capacity", "--procs", "2", "--strategy", "token", "--workers", "2", "--keys", "8",
+		"--hold", "10ms", "--slo", "p99=1s,timeouts=50%", "--start", "100", "--factor", "4", "--step-duration", "300ms", "--warmup", "0s")
+	if s == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(s.Capacity) != 1 || len(s.Capacity[0].Steps) < 2 || len(s.Results) != len(s.Capacity[0].Steps) {
+		t.Fatalf("capacity %+v over %d results; want one answer, each of its 2 or more steps a result", s.Capacity, len(s.Results))
+	}
+	for i, r := range s.Results {
+		st := s.Capacity[0].Steps[i]
+		if cp := r.Safety.CrossProcess; cp == nil || cp.Processes != 2 {
+			t.Errorf("step %d (%s): cross-process check %+v; want the merge of 2 processes", i, r.Label, cp)
+		}
+		if !strings.HasPrefix(r.Label, st.Stage+" ") || st.Offered != r.OfferedRate {
+			t.Errorf("step %d: result %q offering %.1f/s, step %s offering %.1f/s; want the step's own", i, r.Label, r.OfferedRate, st.Stage, st.Offered)
+		}
 	}
 }

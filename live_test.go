@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/live"
+	"github.com/lockbench/lockbench/internal/node"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
 )
@@ -268,7 +269,7 @@ func TestLiveAndMetricsFlagErrors(t *testing.T) {
 		{[]string{"run", "--node", "auto/3", "--barrier", "b"}, exitUsage, []string{"JOB_COMPLETION_INDEX", "Indexed Job"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			t.Setenv(jobIndexEnv, "")
+			t.Setenv(node.JobIndexEnv, "")
 			code, _, stderr := cli(tc.args...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr)
@@ -279,35 +280,5 @@ func TestLiveAndMetricsFlagErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestAutoNode(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		env  map[string]string
-		want string // "" = an error
-	}{
-		{"2/3", nil, "2/3"},
-		{"", nil, ""},
-		{"auto/3", map[string]string{jobIndexEnv: "0"}, "1/3"},
-		{"auto/3", map[string]string{jobIndexEnv: "2"}, "3/3"},
-		{"auto", map[string]string{jobIndexEnv: "1", nodesEnv: "4"}, "2/4"},
-		{"auto/3", map[string]string{jobIndexEnv: "3"}, ""},
-		{"auto/3", nil, ""},
-		{"auto/3", map[string]string{jobIndexEnv: "-1"}, ""},
-		{"auto/x", map[string]string{jobIndexEnv: "0"}, ""},
-		{"auto/0", map[string]string{jobIndexEnv: "0"}, ""},
-		{"auto", map[string]string{jobIndexEnv: "0"}, ""},
-	} {
-		got, err := autoNode(tc.spec, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
-		switch {
-		case tc.want == "" && tc.spec != "" && err == nil:
-			t.Errorf("autoNode(%q, %v) = %q, want an error", tc.spec, tc.env, got)
-		case tc.want != "" && (err != nil || got != tc.want):
-			t.Errorf("autoNode(%q, %v) = %q, %v; want %q", tc.spec, tc.env, got, err, tc.want)
-		case err != nil && !isUsage(err):
-			t.Errorf("autoNode(%q): %v is not a usage error", tc.spec, err)
-		}
 	}
 }

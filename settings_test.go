@@ -87,7 +87,7 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 		})
 	}
 	// The profile schema's phase keys are the settings plus what only a phase has, and procs,
-	// which the command runs rather than the engine (fleet.go).
+	// which the command runs rather than the engine (internal/fleet).
 	for _, k := range profiles.PhaseKeys() {
 		if _, ok := workload.LookupPhaseSetting(k); !ok && !slices.Contains([]string{"strategy", "label", "faults", "procs"}, k) {
 			t.Errorf("a profile phase takes %s, which is no phase setting", k)

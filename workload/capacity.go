@@ -161,6 +161,17 @@ const DefaultFactor = 2
 // its own on fresh keys. onStep, when set, sees each step as it finishes. It returns the
 // answers and every step's full result.
 func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
+	run := func(ctx context.Context, _ int, sub Config) ([]report.Result, error) { return Run(ctx, sub, b, o) }
+	return CapacityWith(ctx, cfg, run, slo, ramp, onStep)
+}
+
+// StepRunner runs one capacity step, sub: a Config of one phase, made from cfg.Phases[phase]
+// with the step's rate and label. A --procs fleet runs it across its processes and
+// returns the merged result.
+type StepRunner func(ctx context.Context, phase int, sub Config) ([]report.Result, error)
+
+// CapacityWith is Capacity with each step run by run.
+func CapacityWith(ctx context.Context, cfg Config, run StepRunner, slo SLO, ramp Ramp, onStep func(string, report.CapacityStep)) ([]report.Capacity, []report.Result, error) {
 	ramp.fill()
 	if err := ramp.Validate(); err != nil {
 		return nil, nil, err
@@ -183,14 +194,14 @@ func Capacity(ctx context.Context, cfg Config, b Backend, o Options, slo SLO, ra
 	}
 	var answers []report.Capacity
 	var all []report.Result
-	for _, base := range cfg.Phases {
+	for i, base := range cfg.Phases {
 		c := report.Capacity{Strategy: base.Strategy, SLO: slo.String()}
 		step := func(stage string, rate float64) (bool, error) {
 			ph := base
 			ph.Rate, ph.Label = rate, fmt.Sprintf("%s %s/s", stage, report.FormatRate(rate))
 			sub := cfg
 			sub.Phases = []Phase{ph}
-			rs, err := Run(ctx, sub, b, o)
+			rs, err := run(ctx, i, sub)
 			all = append(all, rs...)
 			if err != nil {
 				return false, err

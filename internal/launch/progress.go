@@ -1,4 +1,4 @@
-package main
+package launch
 
 // The live status line and the signal handling of a load command.
 
@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -39,7 +40,7 @@ var runSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // again. A child of a --procs fleet (child) takes only the first: its parent forwards
 // the interruption and kills it if it must, and a second signal must not cost the
 // fleet a child's partial result.
-func signalContext(progress *progressLine, child bool) (context.Context, func()) {
+func signalContext(progress *Line, child bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, runSignals...)
@@ -52,7 +53,7 @@ func signalContext(progress *progressLine, child bool) (context.Context, func())
 		}
 		first := time.Now()
 		cancel()
-		progress.say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
+		progress.Say("interrupted: stopping workers, releasing held locks, stopping servers (Ctrl-C again to quit at once)")
 		for {
 			select {
 			case <-sigs:
@@ -61,7 +62,7 @@ func signalContext(progress *progressLine, child bool) (context.Context, func())
 				}
 				progress.clear()
 				fmt.Fprintln(progress.w, "lockbench: interrupted again: quitting at once (spawned servers die with lockbench)")
-				os.Exit(exitInterrupted)
+				os.Exit(cmdline.ExitInterrupted)
 			case <-done:
 				return
 			}
@@ -77,12 +78,12 @@ func signalContext(progress *progressLine, child bool) (context.Context, func())
 	}
 }
 
-// progressLine is the live status on a terminal's stderr: rewritten in place once a second,
+// Line is the live status on a terminal's stderr: rewritten in place once a second,
 // cleared before the report. Off when stderr is not a terminal or with --quiet.
 //
 // It is also where the engine's once-a-second report fans out to the live exports
 // (--metrics-addr, --live: see live.go), which run whether or not the line shows.
-type progressLine struct {
+type Line struct {
 	w     io.Writer
 	on    bool
 	quiet bool
@@ -98,14 +99,14 @@ type progressLine struct {
 }
 
 // observe adds an export of the engine's reports. Call it before the run starts.
-func (p *progressLine) observe(fn func(workload.Progress)) { p.observers = append(p.observers, fn) }
+func (p *Line) observe(fn func(workload.Progress)) { p.observers = append(p.observers, fn) }
 
-func newProgressLine(stderr io.Writer, quiet bool) *progressLine {
+func newLine(stderr io.Writer, quiet bool) *Line {
 	f, ok := stderr.(*os.File)
-	return &progressLine{w: stderr, quiet: quiet, on: !quiet && ok && term.IsTerminal(int(f.Fd()))}
+	return &Line{w: stderr, quiet: quiet, on: !quiet && ok && term.IsTerminal(int(f.Fd()))}
 }
 
-func (p *progressLine) update(pr workload.Progress) {
+func (p *Line) update(pr workload.Progress) {
 	for _, fn := range p.observers {
 		fn(pr)
 	}
@@ -122,14 +123,14 @@ func (p *progressLine) update(pr workload.Progress) {
 }
 
 // engine adds the line's report of the start-ups to the engine's options.
-func (p *progressLine) engine(o workload.Options) workload.Options {
+func (p *Line) engine(o workload.Options) workload.Options {
 	o.StartUp = p.startUp
 	return o
 }
 
 // startUp shows a phase's start-up once it has lasted a second, also when stderr is not a
 // terminal (a log, CI): there as one line, "starting 1000000 workers… done in 2.3s".
-func (p *progressLine) startUp(s workload.StartUp) {
+func (p *Line) startUp(s workload.StartUp) {
 	if p.quiet || (!p.starting && s.Elapsed < time.Second) {
 		return
 	}
@@ -154,8 +155,8 @@ func (p *progressLine) startUp(s workload.StartUp) {
 	p.starting = !s.Done
 }
 
-// say prints a line above the progress line; like the line itself, only on a terminal.
-func (p *progressLine) say(msg string) {
+// Say prints a line above the progress line; like the line itself, only on a terminal.
+func (p *Line) Say(msg string) {
 	if p.on {
 		p.said = true
 		fmt.Fprintf(p.w, "\r\033[K%s\n", msg)
@@ -165,14 +166,14 @@ func (p *progressLine) say(msg string) {
 // endStartUp ends a start-up line left unfinished off a terminal, the run having been
 // interrupted during the start-up: what is printed next starts a line of its own. Called
 // once the engine has returned.
-func (p *progressLine) endStartUp() {
+func (p *Line) endStartUp() {
 	if p.starting && !p.on {
 		fmt.Fprintln(p.w, "cut short")
 	}
 	p.starting = false
 }
 
-func (p *progressLine) clear() {
+func (p *Line) clear() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
@@ -182,7 +183,7 @@ func (p *progressLine) clear() {
 // lines) when the run starts, above the status line: a first run shows at once what it
 // does rather than a blank screen until its report. Like the status line, only on a
 // terminal.
-func (p *progressLine) header(s *report.Summary) {
+func (p *Line) header(s *report.Summary) {
 	if !p.on {
 		return
 	}
@@ -207,7 +208,7 @@ func (p *progressLine) header(s *report.Summary) {
 // dropHeader erases the description header printed, for a table report about to be printed
 // below it on the same terminal, which begins with the same lines: the screen then reads as
 // the report alone. It is left when a line was printed below it (an interruption).
-func (p *progressLine) dropHeader() {
+func (p *Line) dropHeader() {
 	if !p.on || p.headerRows == 0 || p.said {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package launch
 
 // The live exports of a load command (run, sweep, capacity): --metrics-addr serves
 // Prometheus/OpenMetrics series while it runs, --live streams one NDJSON line per strategy
@@ -17,38 +17,34 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/live"
+	"github.com/lockbench/lockbench/internal/output"
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/session"
 )
 
-// liveFlags are the live-export flags of every load command.
-type liveFlags struct {
-	metricsAddr string
-	live        string
+// Live are the live-export flags of every load command.
+type Live struct {
+	MetricsAddr string // --metrics-addr HOST:PORT
+	File        string // --live FILE, or - for stdout
 }
 
-func (f *liveFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics at http://HOST:PORT/metrics while running (:9464 on every interface; port 0 picks a free one, printed on stderr)")
-	fs.StringVar(&f.live, "live", "", "write one NDJSON line per strategy per second to this file, or - for stdout (the report then goes to --out, or to stderr)")
-}
-
-// check validates the flags' syntax before anything runs.
-func (f *liveFlags) check() error {
-	if f.metricsAddr != "" {
-		host, port, err := net.SplitHostPort(f.metricsAddr)
+// Check validates the flags' syntax before anything runs.
+func (f *Live) Check() error {
+	if f.MetricsAddr != "" {
+		host, port, err := net.SplitHostPort(f.MetricsAddr)
 		n, perr := strconv.Atoi(port)
 		switch {
 		case err != nil || port == "":
-			return usageErrorf("invalid --metrics-addr %q: want HOST:PORT, e.g. :9464, 0.0.0.0:9464 or 127.0.0.1:0", f.metricsAddr)
+			return usage.Errorf("invalid --metrics-addr %q: want HOST:PORT, e.g. :9464, 0.0.0.0:9464 or 127.0.0.1:0", f.MetricsAddr)
 		case perr != nil || n < 0 || n > 65535:
-			return usageErrorf("invalid --metrics-addr %q: the port must be a number from 0 to 65535 (0 picks a free one)", f.metricsAddr)
+			return usage.Errorf("invalid --metrics-addr %q: the port must be a number from 0 to 65535 (0 picks a free one)", f.MetricsAddr)
 		case host != "" && net.ParseIP(host) == nil && !validHostname(host):
-			return usageErrorf("invalid --metrics-addr %q: %q is neither an IP address nor a host name", f.metricsAddr, host)
+			return usage.Errorf("invalid --metrics-addr %q: %q is neither an IP address nor a host name", f.MetricsAddr, host)
 		case strings.Count(host, ".") == 3 && net.ParseIP(host) == nil && strings.Trim(host, "0123456789.") == "":
-			return usageErrorf("invalid --metrics-addr %q: %q is not an IPv4 address (each part 0 to 255)", f.metricsAddr, host)
+			return usage.Errorf("invalid --metrics-addr %q: %q is not an IPv4 address (each part 0 to 255)", f.MetricsAddr, host)
 		}
 	}
 	return nil
@@ -57,15 +53,15 @@ func (f *liveFlags) check() error {
 // reportWriter is where the report goes when --out is not given: stdout, unless --live -
 // has it, in which case stderr, so that stdout carries nothing but NDJSON
 // (lockbench run --live - | jq) and the human still sees the table.
-func (f *liveFlags) reportWriter(out string, stdout, stderr io.Writer) io.Writer {
-	if f.live == "-" && out == "" {
+func (f *Live) reportWriter(out string, stdout, stderr io.Writer) io.Writer {
+	if f.File == "-" && out == "" {
 		return stderr
 	}
 	return stdout
 }
 
-// liveExports are the exports a launch runs. The zero value (no flags) does nothing.
-type liveExports struct {
+// exports are the exports a launch runs. The zero value (no flags) does nothing.
+type exports struct {
 	metrics *live.Metrics
 	lines   *live.Lines
 	file    *os.File // --live FILE; nil for stdout
@@ -78,27 +74,27 @@ type liveExports struct {
 // start opens the exports the flags ask for and hooks them to the progress reports. It
 // runs before the target is connected, so that a busy port or an unwritable file fails at
 // once.
-func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*liveExports, error) {
-	if err := f.check(); err != nil {
+func (f *Live) start(stdout, stderr io.Writer, progress *Line) (*exports, error) {
+	if err := f.Check(); err != nil {
 		return nil, err
 	}
-	e := &liveExports{stderr: stderr, stopSampling: func() {}}
-	switch f.live {
+	e := &exports{stderr: stderr, stopSampling: func() {}}
+	switch f.File {
 	case "":
 	case "-":
 		e.lines = live.NewLines(stdout)
 	default:
-		file, err := os.Create(f.live)
+		file, err := os.Create(f.File)
 		if err != nil {
-			return nil, usageErrorf("--live %s: cannot be written: %v", f.live, unwrapPath(err))
+			return nil, usage.Errorf("--live %s: cannot be written: %v", f.File, output.UnwrapPath(err))
 		}
 		e.file, e.lines = file, live.NewLines(file)
 	}
-	if f.metricsAddr != "" {
-		m, err := live.Listen(f.metricsAddr)
+	if f.MetricsAddr != "" {
+		m, err := live.Listen(f.MetricsAddr)
 		if err != nil {
 			e.close()
-			return nil, fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
+			return nil, fmt.Errorf("--metrics-addr %s: %w", f.MetricsAddr, err)
 		}
 		e.metrics = m
 		fmt.Fprintf(stderr, "lockbench: metrics at http://%s/metrics\n", m.Addr())
@@ -113,7 +109,7 @@ func (f *liveFlags) start(stdout, stderr io.Writer, progress *progressLine) (*li
 // sampleRedis reads the Redis masters' command counters once a second for
 // lockbench_redis_commands_total, outside the measured path (live.SampleRedis). The
 // embedded fake has no counters to read.
-func (e *liveExports) sampleRedis(ctx context.Context, s *session.Session) {
+func (e *exports) sampleRedis(ctx context.Context, s *session.Session) {
 	c := s.Redis
 	if e.metrics == nil || c == nil || c.Mode == "embedded" || c.Mode == session.NoRedis {
 		return
@@ -130,7 +126,7 @@ func (e *liveExports) sampleRedis(ctx context.Context, s *session.Session) {
 
 // finish ends the run's part: the readings stop and no phase runs any more; the endpoint
 // keeps serving until close. It says on stderr if the --live stream could not be written.
-func (e *liveExports) finish() {
+func (e *exports) finish() {
 	e.once.Do(func() {
 		e.stopSampling()
 		if e.metrics != nil {
@@ -145,7 +141,7 @@ func (e *liveExports) finish() {
 }
 
 // close finishes and releases the endpoint and the file.
-func (e *liveExports) close() {
+func (e *exports) close() {
 	e.finish()
 	if e.metrics != nil {
 		_ = e.metrics.Close()

@@ -1,4 +1,4 @@
-package main
+package output
 
 // The report and its extra files, and the exit code a finished run maps to.
 
@@ -6,61 +6,88 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
+	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
 	htmlreport "github.com/lockbench/lockbench/report/html"
 )
 
-// writeOutputs writes the report and the extra files the flags ask for, and maps the
-// outcome to an exit code: interrupted (130) before unsafe (3).
-func (f *loadFlags) writeOutputs(sum *report.Summary, stdout io.Writer) error {
-	write, err := report.Lookup(f.format)
-	if err != nil {
+// Options are the output flags of a load command.
+type Options struct {
+	Format string // --format: a report.Lookup name
+	Out    string // --out: the report's file; "" for stdout
+	HDRDir string // --hdr-dir
+	Plot   string // --plot
+	HTML   string // --html
+
+	FailOnUnsafe bool // --fail-on-unsafe: exit 3 on an UNSAFE verdict
+	// MaxErrors describes the first result with more errors than --max-errors allows, ""
+	// when none has; nil: no bound.
+	MaxErrors func([]report.Result) string
+}
+
+// Check validates --format and the plot extension before anything runs.
+func (o *Options) Check() error {
+	if _, err := report.Lookup(o.Format); err != nil {
 		return err
 	}
-	if err := writeReport(sum, write, f.out, stdout); err != nil {
-		return err
-	}
-	if f.hdrDir != "" {
-		if _, err := report.WriteHDRFiles(f.hdrDir, sum); err != nil {
-			return err
+	if o.Plot != "" {
+		if err := plot.CheckPath(o.Plot); err != nil {
+			return &usage.Error{Err: err}
 		}
-	}
-	if f.plot != "" {
-		if err := plot.Write(f.plot, sum); err != nil {
-			return err
-		}
-	}
-	if f.html != "" {
-		if err := writeHTML(f.html, func(w io.Writer) error { return htmlreport.Write(w, sum) }); err != nil {
-			return err
-		}
-	}
-	if sum.Interrupted {
-		return &exitError{code: exitInterrupted, msg: "interrupted; the report covers what ran"}
-	}
-	if f.failOnUnsafe {
-		for _, r := range sum.Results {
-			if report.IsUnsafe(r.Verdict) {
-				return &exitError{code: exitUnsafe, msg: fmt.Sprintf("%s: %s (--fail-on-unsafe)", resultName(r), r.Verdict)}
-			}
-		}
-	}
-	if msg := failedPhase(sum.Results); msg != "" {
-		return &exitError{code: exitFailure, msg: msg}
-	}
-	if msg := f.maxErrors.exceeded(sum.Results); msg != "" {
-		return &exitError{code: exitErrors, msg: msg}
-	}
-	if msg := inconclusivePhase(sum.Results); msg != "" {
-		return &exitError{code: exitInconclusive, msg: msg}
 	}
 	return nil
 }
 
-// exitInconclusive: a phase's verdict is inconclusive (report.Verdict): the lock server
-// denied a command or did not answer, or too little was acquired to judge.
-const exitInconclusive = 6
+// Write writes the report (to stdout without --out) and the extra files the options ask
+// for, and maps the outcome to an exit code: interrupted (130) before unsafe (3).
+func (o *Options) Write(sum *report.Summary, stdout io.Writer) error {
+	write, err := report.Lookup(o.Format)
+	if err != nil {
+		return err
+	}
+	if err := WriteReport(sum, write, o.Out, stdout); err != nil {
+		return err
+	}
+	if o.HDRDir != "" {
+		if _, err := report.WriteHDRFiles(o.HDRDir, sum); err != nil {
+			return err
+		}
+	}
+	if o.Plot != "" {
+		if err := plot.Write(o.Plot, sum); err != nil {
+			return err
+		}
+	}
+	if o.HTML != "" {
+		if err := WriteHTML(o.HTML, func(w io.Writer) error { return htmlreport.Write(w, sum) }); err != nil {
+			return err
+		}
+	}
+	if sum.Interrupted {
+		return cmdline.Exit(cmdline.ExitInterrupted, "interrupted; the report covers what ran")
+	}
+	if o.FailOnUnsafe {
+		for _, r := range sum.Results {
+			if report.IsUnsafe(r.Verdict) {
+				return cmdline.Exit(cmdline.ExitUnsafe, fmt.Sprintf("%s: %s (--fail-on-unsafe)", ResultName(r), r.Verdict))
+			}
+		}
+	}
+	if msg := failedPhase(sum.Results); msg != "" {
+		return cmdline.Exit(cmdline.ExitFailure, msg)
+	}
+	if o.MaxErrors != nil {
+		if msg := o.MaxErrors(sum.Results); msg != "" {
+			return cmdline.Exit(cmdline.ExitErrors, msg)
+		}
+	}
+	if msg := inconclusivePhase(sum.Results); msg != "" {
+		return cmdline.Exit(cmdline.ExitInconclusive, msg)
+	}
+	return nil
+}
 
 // inconclusivePhase is one line about the first inconclusive phase — its verdict and what
 // to do about it — "" when none is. It reads the typed results, never their notes.
@@ -69,7 +96,7 @@ func inconclusivePhase(results []report.Result) string {
 		if !report.IsInconclusive(r.Verdict) {
 			continue
 		}
-		msg := resultName(r) + ": " + r.Verdict
+		msg := ResultName(r) + ": " + r.Verdict
 		if h := errorHint(&r); h != "" {
 			msg += "; " + h
 		}
@@ -95,24 +122,12 @@ func errorHint(r *report.Result) string {
 	return ""
 }
 
-func resultName(r report.Result) string {
+// ResultName names a result as its table row does: the strategy and its label.
+func ResultName(r report.Result) string {
 	if r.Label != "" {
 		return r.Strategy + " " + r.Label
 	}
 	return r.Strategy
-}
-
-// checkOutput validates --format and the plot extension before anything runs.
-func (f *loadFlags) checkOutput() error {
-	if _, err := report.Lookup(f.format); err != nil {
-		return err
-	}
-	if f.plot != "" {
-		if err := plot.CheckPath(f.plot); err != nil {
-			return &usageError{err}
-		}
-	}
-	return f.checkOutputPaths()
 }
 
 // failedPhase describes the first phase in which every attempt failed with an error — no
@@ -126,9 +141,9 @@ func failedPhase(results []report.Result) string {
 		if r.Acquired > 0 || !acquiresFailed || r.Timeouts > 0 {
 			continue
 		}
-		msg := fmt.Sprintf("%s: no acquire succeeded, every attempt failed (%d errors)", resultName(r), r.Errors)
+		msg := fmt.Sprintf("%s: no acquire succeeded, every attempt failed (%d errors)", ResultName(r), r.Errors)
 		if r.Errors == 0 {
-			msg = resultName(r) + ": no acquire succeeded, every attempt failed (none in the measured window)"
+			msg = ResultName(r) + ": no acquire succeeded, every attempt failed (none in the measured window)"
 		}
 		if e := r.FirstError(report.ErrorDenied); e != nil {
 			return msg + "; the Redis user lacks a permission lockbench needs (" + e.Message + "): it needs the keys ~lockbench:*, the channels &lockbench:* and the commands its strategies send, e.g. ACL SETUSER NAME ~lockbench:* &lockbench:* +@all"

@@ -1,10 +1,13 @@
-package main
+// Package output writes what a run leaves behind — the report, its extra files — and reads
+// result files back; it maps a finished run's results to the exit code they call for.
+package output
 
 // Saving a report. A report is the one thing a run leaves behind, and the run cannot be had
 // again: a final write that fails must not lose it.
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,12 +15,12 @@ import (
 	"github.com/lockbench/lockbench/report"
 )
 
-// writeReport writes the summary to out, or to stdout when out is empty. The report is
+// WriteReport writes the summary to out, or to stdout when out is empty. The report is
 // rendered first, then written: when out cannot take it (a full disk, /dev/full, a file of
 // /proc), it goes to stdout instead; when stdout cannot take it (a terminal closed with
 // SIGHUP), to a file in the temporary directory. The error says what failed and where the
 // report went (exit 1).
-func writeReport(s *report.Summary, write report.Reporter, out string, stdout io.Writer) error {
+func WriteReport(s *report.Summary, write report.Reporter, out string, stdout io.Writer) error {
 	var buf bytes.Buffer
 	if err := write(&buf, s); err != nil {
 		return err
@@ -34,13 +37,13 @@ func writeReport(s *report.Summary, write report.Reporter, out string, stdout io
 		return nil
 	}
 	if _, serr := stdout.Write(buf.Bytes()); serr == nil {
-		return fmt.Errorf("--out %s: %v; the report was written to stdout instead", out, unwrapPath(err))
+		return fmt.Errorf("--out %s: %v; the report was written to stdout instead", out, UnwrapPath(err))
 	}
 	path, ferr := saveFallback(buf.Bytes(), ext)
 	if ferr != nil {
-		return fmt.Errorf("--out %s: %v, and stdout and the temporary directory refused the report too (%v): it is lost", out, unwrapPath(err), ferr)
+		return fmt.Errorf("--out %s: %v, and stdout and the temporary directory refused the report too (%v): it is lost", out, UnwrapPath(err), ferr)
 	}
-	return fmt.Errorf("--out %s: %v; the report was written to %s instead", out, unwrapPath(err), path)
+	return fmt.Errorf("--out %s: %v; the report was written to %s instead", out, UnwrapPath(err), path)
 }
 
 // writeStdout writes a report to stdout, or when stdout refuses it to a file in the
@@ -57,9 +60,9 @@ func writeStdout(b []byte, stdout io.Writer, ext string) error {
 	return fmt.Errorf("stdout: %v; the report was written to %s instead", err, path)
 }
 
-// writeHTML writes an HTML report to path (flag names it in errors); when path cannot
+// WriteHTML writes an HTML report to path (flag names it in errors); when path cannot
 // take it, to a file in the temporary directory.
-func writeHTML(path string, write func(io.Writer) error) error {
+func WriteHTML(path string, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return err
@@ -70,9 +73,9 @@ func writeHTML(path string, write func(io.Writer) error) error {
 	}
 	saved, ferr := saveFallback(buf.Bytes(), ".html")
 	if ferr != nil {
-		return fmt.Errorf("--html %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("--html %s: %v", path, UnwrapPath(err))
 	}
-	return fmt.Errorf("--html %s: %v; the HTML report was written to %s instead", path, unwrapPath(err), saved)
+	return fmt.Errorf("--html %s: %v; the HTML report was written to %s instead", path, UnwrapPath(err), saved)
 }
 
 // writeFile writes b to path, created or truncated, and reports a failed write or close.
@@ -105,4 +108,28 @@ func saveFallback(b []byte, ext string) (string, error) {
 		return "", err
 	}
 	return file.Name(), nil
+}
+
+// ProbeFile opens path for writing without truncating it, and removes it again if it did
+// not exist before.
+func ProbeFile(path string) error {
+	_, statErr := os.Stat(path)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	file.Close()
+	if errors.Is(statErr, os.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+// UnwrapPath drops the *PathError's repetition of the path the message already names.
+func UnwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
