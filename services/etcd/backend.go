@@ -14,24 +14,10 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// Backend is etcd as a workload.Backend: etcd-mutex's phases run on it. The barrier and the
-// clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "etcd".
-func (b Backend) Name() string { return "etcd" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the phase's keys on the whole cluster.
-func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
-	return scope{c: b.Conn, prefix: prefix}
+// Scope is the phase's keys on the whole cluster: the cost, stuck locks and cleanup of a
+// phase of etcd-mutex. (The barrier and the clock of a multi-process run stay on Redis.)
+func (c *Conn) Scope(_ strategies.Info, prefix string) workload.Scope {
+	return scope{c: c, prefix: prefix}
 }
 
 type scope struct {

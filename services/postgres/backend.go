@@ -20,23 +20,9 @@ func (c *Conn) CostUnit() string {
 	return "PostgreSQL requests = transactions (pg_stat_database xact_commit + xact_rollback; without pg_stat_statements, and flushed by each backend at most once a second: approximate over short phases)"
 }
 
-// Backend is PostgreSQL as a workload.Backend: pg-advisory's phases run on it. The barrier and
-// the clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "PostgreSQL".
-func (b Backend) Name() string { return "PostgreSQL" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the database.
-func (b Backend) Scope(strategies.Info, string) workload.Scope { return scope{c: b.Conn} }
+// Scope is the database: the cost, stuck locks of a phase of pg-advisory. (The barrier
+// and the clock of a multi-process run stay on Redis.)
+func (c *Conn) Scope(strategies.Info, string) workload.Scope { return scope{c: c} }
 
 type scope struct{ c *Conn }
 
@@ -106,6 +92,3 @@ func (s scope) StuckLocks(ctx context.Context, _ func(string) bool) (uint64, err
 	})
 	return uint64(n), err
 }
-
-// Cleanup has nothing to delete: advisory locks live in sessions, which the strategy closes.
-func (s scope) Cleanup(context.Context) error { return nil }

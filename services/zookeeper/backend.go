@@ -15,24 +15,11 @@ import (
 	"github.com/lockbench/lockbench/workload"
 )
 
-// Backend is ZooKeeper as a workload.Backend: zk-lock's phases run on it. The barrier and the
-// clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "ZooKeeper".
-func (b Backend) Name() string { return "ZooKeeper" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the phase's lock znodes on the whole ensemble.
-func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
-	return scope{c: b.Conn, prefix: prefix}
+// Scope is the phase's lock znodes on the whole ensemble: the cost, stuck locks and
+// cleanup of a phase of zk-lock. (The barrier and the clock of a multi-process run stay on
+// Redis.)
+func (c *Conn) Scope(_ strategies.Info, prefix string) workload.Scope {
+	return scope{c: c, prefix: prefix}
 }
 
 type scope struct {
