@@ -63,10 +63,10 @@ func (bareScope) StartCost(context.Context) (func(context.Context) (workload.Cos
 }
 func (bareScope) StuckLocks(context.Context, func(string) bool) (uint64, error) { return 0, nil }
 
-// bareSession opens a session of one bare-lock phase with faults.
-func bareSession(t *testing.T, fault ...string) (*session.Session, workload.Config, error) {
+// openPhase opens a session of one phase of strategy, with faults.
+func openPhase(t *testing.T, strategy string, fault ...string) (*session.Session, workload.Config, error) {
 	t.Helper()
-	cfg := workload.Config{Strategies: []string{"bare-lock"}, Workers: 2, Keys: 1,
+	cfg := workload.Config{Strategies: []string{strategy}, Workers: 2, Keys: 1,
 		Duration: 300 * time.Millisecond, Warmup: -1, TTL: time.Second, AcquireTimeout: time.Second, Faults: fault}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func bareSession(t *testing.T, fault ...string) (*session.Session, workload.Conf
 // A service with the required interface alone runs a phase, with no notes and no child
 // flags; a node fault on it is refused when the session opens, naming what it lacks.
 func TestRequiredInterfaceAlone(t *testing.T) {
-	s, cfg, err := bareSession(t)
+	s, cfg, err := openPhase(t, "bare-lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestRequiredInterfaceAlone(t *testing.T) {
 		t.Errorf("notes %q, child flags %q replacing %q; want none from a service without them", notes, flags, replaced)
 	}
 	for _, fault := range []string{"kill:node=0,at=100ms", "latency:node=0,ms=1"} {
-		s, _, err := bareSession(t, fault)
+		s, _, err := openPhase(t, "bare-lock", fault)
 		var spec *faults.SpecError
 		if !errors.As(err, &spec) || !strings.Contains(err.Error(), "barelock has no members a node fault can act on") {
 			t.Errorf("%s on a service without members: %v; want a usage error saying it has none", fault, err)

@@ -222,16 +222,7 @@ func TestFaultsAreCheckedAgainstTheService(t *testing.T) {
 	if _, err := session.NewPlan(&cfg, cfg.Duration); err == nil || !strings.Contains(err.Error(), "mem-lock runs on memlock") {
 		t.Errorf("failover on the in-test service: %v", err)
 	}
-	cfg.Faults, cfg.Phases = []string{"kill:node=1,at=100ms"}, nil
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := session.NewPlan(&cfg, cfg.Duration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	s, err := session.Open(context.Background(), session.Setup{Config: &cfg, Plan: plan, Services: services.Bind(fs)})
+	s, _, err := openPhase(t, "mem-lock", "kill:node=1,at=100ms")
 	var spec *faults.SpecError
 	if !errors.As(err, &spec) || !strings.Contains(err.Error(), "memlock has 1 data node(s)") {
 		s.Close()
