@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/internal/adapter"
@@ -14,22 +13,22 @@ import (
 
 // etcd registers itself: --etcd, --etcd-members, a spawned cluster without an address.
 func init() {
-	proc.RegisterTempNames("etcd")
-	services.Register(services.Service{Name: Service, Title: "etcd", Secrets: []string{"etcd"}, Order: 10, Bind: func(fs *pflag.FlagSet) services.Flags {
-		f := &flags{}
-		fs.StringVar(&f.addr, "etcd", "", "etcd for etcd-mutex: host:port or http://[user:password@]host:port, comma-separated for a cluster (default: spawn etcd on loopback)")
-		fs.IntVar(&f.members, "etcd-members", 1, "members of the etcd cluster spawned without --etcd: 1, or 3 or 5 for a quorum")
-		return f
-	}})
+	adapter.Register(services.Service{Name: Service, Title: "etcd", Order: 10},
+		"etcd for etcd-mutex: host:port or http://[user:password@]host:port, comma-separated for a cluster (default: spawn etcd on loopback)",
+		func(fs *pflag.FlagSet, addr *string) services.Flags {
+			f := &flags{addr: addr}
+			fs.IntVar(&f.members, "etcd-members", 1, "members of the etcd cluster spawned without --etcd: 1, or 3 or 5 for a quorum")
+			return f
+		})
 }
 
 type flags struct {
-	addr    string
+	addr    *string
 	members int
 }
 
 func (f *flags) Check() error {
-	if err := services.CheckList("etcd", f.addr, true); err != nil {
+	if err := services.CheckList("etcd", *f.addr, true); err != nil {
 		return err
 	}
 	if m := f.members; m < 1 || m > 7 || m%2 == 0 {
@@ -39,7 +38,7 @@ func (f *flags) Check() error {
 }
 
 func (f *flags) Open(ctx context.Context, need services.Need) (services.Conn, error) {
-	c, err := adapter.Open(ctx, need, "etcd", f.addr, Dial, func(ctx context.Context) (*Conn, error) { return Spawn(ctx, f.members) })
+	c, err := adapter.Open(ctx, need, "etcd", *f.addr, Dial, func(ctx context.Context) (*Conn, error) { return Spawn(ctx, f.members) })
 	if err != nil {
 		return nil, err
 	}

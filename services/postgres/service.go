@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/internal/adapter"
 	"github.com/lockbench/lockbench/services/internal/server"
@@ -14,20 +13,17 @@ import (
 // PostgreSQL registers itself: --postgres, a server initdb'd and started without an
 // address.
 func init() {
-	proc.RegisterTempNames("postgres")
-	services.Register(services.Service{Name: Service, Title: "PostgreSQL", Secrets: []string{"postgres"}, Order: 30, Bind: func(fs *pflag.FlagSet) services.Flags {
-		f := &flags{}
-		fs.StringVar(&f.addr, "postgres", "", "PostgreSQL for pg-advisory: postgres://[user[:password]@]host[:port][/database] (default: initdb and start one on loopback)")
-		return f
-	}})
+	adapter.Register(services.Service{Name: Service, Title: "PostgreSQL", Order: 30},
+		"PostgreSQL for pg-advisory: postgres://[user[:password]@]host[:port][/database] (default: initdb and start one on loopback)",
+		func(_ *pflag.FlagSet, addr *string) services.Flags { return &flags{addr} })
 }
 
-type flags struct{ addr string }
+type flags struct{ addr *string }
 
 func (f *flags) Check() error { return nil }
 
 func (f *flags) Open(ctx context.Context, need services.Need) (services.Conn, error) {
-	c, err := adapter.Open(ctx, need, "postgres", f.addr, Dial, func(ctx context.Context) (*Conn, error) {
+	c, err := adapter.Open(ctx, need, "postgres", *f.addr, Dial, func(ctx context.Context) (*Conn, error) {
 		workers := 0 // a session per worker: the spawned server's max_connections
 		for _, ph := range need.Phases {
 			workers = max(workers, ph.Concurrency())

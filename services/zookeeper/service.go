@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/internal/adapter"
 	"github.com/lockbench/lockbench/workload"
@@ -13,20 +12,17 @@ import (
 
 // ZooKeeper registers itself: --zookeeper, a spawned server without an address.
 func init() {
-	proc.RegisterTempNames("zookeeper")
-	services.Register(services.Service{Name: Service, Title: "ZooKeeper", Secrets: []string{"zookeeper"}, Order: 20, Bind: func(fs *pflag.FlagSet) services.Flags {
-		f := &flags{}
-		fs.StringVar(&f.addr, "zookeeper", "", "ZooKeeper for zk-lock: host:port[,host:port...] or zk://[user:password@]host:port (default: spawn one on loopback)")
-		return f
-	}})
+	adapter.Register(services.Service{Name: Service, Title: "ZooKeeper", Order: 20},
+		"ZooKeeper for zk-lock: host:port[,host:port...] or zk://[user:password@]host:port (default: spawn one on loopback)",
+		func(_ *pflag.FlagSet, addr *string) services.Flags { return &flags{addr} })
 }
 
-type flags struct{ addr string }
+type flags struct{ addr *string }
 
-func (f *flags) Check() error { return services.CheckList("zookeeper", f.addr, true) }
+func (f *flags) Check() error { return services.CheckList("zookeeper", *f.addr, true) }
 
 func (f *flags) Open(ctx context.Context, need services.Need) (services.Conn, error) {
-	c, err := adapter.Open(ctx, need, "zookeeper", f.addr, Dial, Spawn)
+	c, err := adapter.Open(ctx, need, "zookeeper", *f.addr, Dial, Spawn)
 	if err != nil {
 		return nil, err
 	}

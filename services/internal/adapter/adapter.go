@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/internal/server"
@@ -119,4 +122,20 @@ func Open[C any](ctx context.Context, need services.Need, flag, addr string, dia
 		err = fmt.Errorf("--%s: %w", flag, err)
 	}
 	return c, err
+}
+
+// Register registers s with the address flag of a service other than the home one:
+// --<s.Name>, whose help is help, declared secret (a URL can carry a password, so a
+// --procs child gets it through the environment), its spawned servers' temporary
+// directories named after it too. bind binds the service's other flags and returns its
+// Flags over addr, the flag's value.
+func Register(s services.Service, help string, bind func(fs *pflag.FlagSet, addr *string) services.Flags) {
+	proc.RegisterTempNames(s.Name)
+	s.Secrets = []string{s.Name}
+	s.Bind = func(fs *pflag.FlagSet) services.Flags {
+		addr := new(string)
+		fs.StringVar(addr, s.Name, "", help)
+		return bind(fs, addr)
+	}
+	services.Register(s)
 }
