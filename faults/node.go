@@ -75,6 +75,9 @@ func (n *Nodes) check(sp Spec, k *kind) error {
 	if n.service != "" && k.name == Failover {
 		return bad(fmt.Sprintf("failover is Redis sentinel's; %s has no sentinel", n.service))
 	}
+	if n.service != "" && len(n.addrs) == 0 {
+		return bad(n.service + " has no members a node fault can act on")
+	}
 	if _, ok := k.field(fieldNode.name); ok && sp.Node >= len(n.addrs) {
 		return bad(fmt.Sprintf("node=%d, but %s has %d data node(s): 0..%d", sp.Node, n.what(), len(n.addrs), len(n.addrs)-1))
 	}

@@ -1,9 +1,11 @@
 // Package services is the registry of the lock services strategies run on: Redis
 // (services/redis), etcd, ZooKeeper and PostgreSQL. Each is one package under services/ that
 // registers itself in init, and the binary imports it, as go-ycsb's databases do. A service
-// declares its flags, how it is reached or spawned, its workload.Backend, its members for
-// the node faults, its notes, how its strategies' connections go through the fault proxies,
-// what a --procs child is told of it, and its cleanup.
+// must declare its flags (Bind: Check and Open) and the Conn Open returns (a
+// workload.Backend, and Close); its members for the node faults, its notes, how its
+// strategies' connections go through the fault proxies, what a --procs child is told of it,
+// its barrier, clock and cleanup are optional interfaces (HasMembers, HasRoute, HasNotes,
+// HasChild; workload.BarrierStore, workload.Clock, workload.Cleaner).
 //
 // One service is the home of every run: Redis. It serves the strategies that name no
 // service, and keeps a multi-process run's barrier and reference clock; the session also
@@ -13,7 +15,6 @@ package services
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -67,34 +68,60 @@ type Need struct {
 	ConnectTimeout time.Duration
 	// Via, when the run's faults work through TCP proxies, is the proxy of a member. The
 	// home service dials through it from its first connection on; the others are routed
-	// once they are up (Conn.Route).
+	// once they are up (HasRoute).
 	Via func(addr string) string
 	// Replication, for a run with a failover, is the address through which a spawned
 	// replica reaches its initial master (the failover fault's proxy): the home service
-	// then spawns the sentinel topology the failover happens in.
+	// then spawns the sentinel topology the failover happens in. A service without
+	// replicas ignores it (the failover fault refuses it).
 	Replication func(master string) (string, error)
 }
 
-// Conn is a service reached (or spawned) for one run.
+// Conn is a service reached (or spawned) for one run: the Backend the engine drives (its
+// name, the clients it hands a phase's strategy, the Scope that measures a phase's cost
+// and stuck locks), and Close. That, the Flags and Bind are all a service must implement.
+// What only some services have, a Conn offers through an optional interface the session
+// discovers by type assertion, as go-ycsb discovers a DB's BatchDB: HasMembers,
+// HasRoute, HasNotes, HasChild here; workload.BarrierStore, workload.Clock and
+// workload.Cleaner on the Backend and its Scope.
 type Conn interface {
-	// Backend is the service as the engine drives it.
-	Backend() workload.Backend
-	// Members are the service's members in the order a fault's node= counts them, with
-	// their processes when lockbench spawned them (nil when external).
-	Members() (addrs []string, servers []Server)
-	// Route sends the strategies' connections to each member through via(member) (the
-	// fault proxies); the Backend's own connections (cost, cleanup) stay direct.
-	Route(via func(addr string) string)
-	// Notes say where the service ran and what its CMD/ACQ column counts.
-	Notes() []string
-	// Child are the flags that send a child of a --procs fleet to this same service, and
-	// the names of the user's flags they replace.
-	Child() (flags, replaced []string)
+	workload.Backend
 	// Close closes the connections and stops whatever was spawned.
 	Close()
 }
 
-// Server is a spawned member a node fault can kill, restart and freeze (faults.Server).
+// HasMembers is a Conn whose members node faults can act on. Without it, a node fault
+// on the service is refused.
+type HasMembers interface {
+	// Members are the service's members in the order a fault's node= counts them, with
+	// their processes when lockbench spawned them (nil when external).
+	Members() (addrs []string, servers []Server)
+}
+
+// HasRoute is a Conn whose strategies' connections can go through the fault proxies.
+// Without it, the partition and latency faults are refused on the service.
+type HasRoute interface {
+	// Route sends the strategies' connections to each member through via(member); the
+	// Backend's own connections (cost, cleanup) stay direct.
+	Route(via func(addr string) string)
+}
+
+// HasNotes is a Conn with something to say in the report: where the service ran and what
+// its CMD/ACQ column counts.
+type HasNotes interface {
+	Notes() []string
+}
+
+// HasChild is a Conn a child of a --procs fleet reaches by other flags than the user's
+// (a service lockbench spawned). Without it, the children get the user's flags as given.
+type HasChild interface {
+	// Child are the flags that send a child to this same service, and the names of the
+	// user's flags they replace.
+	Child() (flags, replaced []string)
+}
+
+// Server is a spawned member a node fault can kill, restart and freeze (faults.Server),
+// as HasMembers hands them out.
 type Server interface {
 	Kill()
 	Restart(ctx context.Context) error
@@ -216,26 +243,6 @@ func (b *Bound) FlagNames(name string) []string { return b.flagNames[name] }
 // Home is the name of the home service; "" when none is registered.
 func (b *Bound) Home() string { return b.home }
 
-// OpenError names the flag of a service that could not be reached (addr, the flag's value)
-// or spawned (addr ""), and keeps a usage error one.
-func OpenError(flag, addr string, err error) error {
-	if addr == "" {
-		return fmt.Errorf("spawn %s for the run (or give --%s): %w", flag, flag, err)
-	}
-	if usage.Is(err) {
-		return &usage.Error{Err: fmt.Errorf("--%s: %w", flag, err)}
-	}
-	return fmt.Errorf("--%s: %w", flag, err)
-}
-
-// Dial calls dial with ctx bounded by timeout: --connect-timeout bounds reaching a service
-// the user named, as it bounds Redis.
-func Dial[C any](ctx context.Context, timeout time.Duration, dial func(context.Context, string) (C, error), addr string) (C, error) {
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return dial(dctx, addr)
-}
-
 // CheckList refuses what a comma-separated list flag must not hold: an empty element
 // (a,,b), a name twice, and, with hostPorts, a host:port whose port is not one.
 func CheckList(flag, raw string, hostPorts bool) error {
@@ -262,28 +269,4 @@ func CheckList(flag, raw string, hostPorts bool) error {
 		}
 	}
 	return nil
-}
-
-// Where is a note's "etcd: spawned 3.5.1 at 127.0.0.1:2379".
-func Where(spawned bool, name, version string, addrs []string) string {
-	how := "external"
-	if spawned {
-		how = "spawned"
-	}
-	if version != "" {
-		version = " " + version
-	}
-	return fmt.Sprintf("%s: %s%s at %s", name, how, version, strings.Join(addrs, ","))
-}
-
-// AsServers is ps as the faults see them; nil (an external service) stays nil.
-func AsServers[S Server](ps []S) []Server {
-	if ps == nil {
-		return nil
-	}
-	out := make([]Server, len(ps))
-	for i, p := range ps {
-		out[i] = p
-	}
-	return out
 }

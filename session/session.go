@@ -192,11 +192,11 @@ func (s *Session) route(phases []workload.Phase) {
 	}
 	for i, ph := range phases {
 		info, _ := strategies.Lookup(ph.Strategy)
-		c := s.conns[info.Service]
-		if c == nil || s.routed[info.Service] || !slices.ContainsFunc(s.plan.Phase(i), faults.Spec.NeedsProxy) {
-			continue
+		c, routable := s.conns[info.Service].(services.HasRoute)
+		if !routable || s.routed[info.Service] || !slices.ContainsFunc(s.plan.Phase(i), faults.Spec.NeedsProxy) {
+			continue // a service without HasRoute stays direct: its partition and latency faults are refused
 		}
-		addrs, _ := c.Members()
+		addrs, _ := members(c)
 		c.Route(viaProxies(s.proxies, addrs))
 		for _, a := range addrs {
 			s.proxies.Dial(a)
@@ -223,7 +223,7 @@ func (s *Session) resolve(phases []workload.Phase) {
 			if s.routed[info.Service] {
 				proxies = s.proxies
 			}
-			addrs, servers := c.Members()
+			addrs, servers := members(c)
 			var fs []faults.Server
 			for _, srv := range servers {
 				fs = append(fs, srv)
@@ -232,6 +232,15 @@ func (s *Session) resolve(phases []workload.Phase) {
 		}
 		s.phases[ph.Strategy] = r
 	}
+}
+
+// members are c's members for the node faults (services.HasMembers); none when it has no
+// such part, and then a node fault on it is refused.
+func members(c any) ([]string, []services.Server) {
+	if m, ok := c.(services.HasMembers); ok {
+		return m.Members()
+	}
+	return nil, nil
 }
 
 // nodesFor is what phase ph's node faults act on: the servers of the lock service its
@@ -276,7 +285,7 @@ func (s *Session) Backend() workload.Backend {
 	}
 	by := map[string]workload.Backend{}
 	for _, name := range s.open {
-		by[name] = s.conns[name].Backend()
+		by[name] = s.conns[name]
 	}
 	return workload.Router{Default: home, By: by}
 }
@@ -307,11 +316,14 @@ func (s *Session) Target() report.Target {
 	return report.Target{Mode: c.Mode, Topology: c.Topology, Addrs: c.Addrs, RedisVersion: c.RedisVersion, Note: c.Note}
 }
 
-// Notes say where each other service ran and what its CMD/ACQ column counts.
+// Notes say where each other service ran and what its CMD/ACQ column counts
+// (services.HasNotes).
 func (s *Session) Notes() []string {
 	var out []string
 	for _, name := range s.open {
-		out = append(out, s.conns[name].Notes()...)
+		if n, ok := s.conns[name].(services.HasNotes); ok {
+			out = append(out, n.Notes()...)
+		}
 	}
 	return out
 }
@@ -331,11 +343,13 @@ func (s *Session) ProxyNote() string {
 }
 
 // ChildFlags are the flags that send a child of a --procs fleet to the other services this
-// session reached, and the user's flags they replace.
+// session reached (those with services.HasChild), and the user's flags they replace.
 func (s *Session) ChildFlags() (flags, replaced []string) {
 	for _, name := range s.open {
-		f, r := s.conns[name].Child()
-		flags, replaced = append(flags, f...), append(replaced, r...)
+		if c, ok := s.conns[name].(services.HasChild); ok {
+			f, r := c.Child()
+			flags, replaced = append(flags, f...), append(replaced, r...)
+		}
 	}
 	return flags, replaced
 }

@@ -74,27 +74,19 @@ func (f *memFlags) Open(_ context.Context, need services.Need) (services.Conn, e
 	return memConn{table}, nil
 }
 
+// memConn is the in-test service reached: the required services.Conn (a Backend and
+// Close), with members for the node faults and notes (services.HasMembers, HasNotes); no
+// proxy routing and no --procs child flags. The barrier and the clock stay on Redis.
 type memConn struct{ t *memTable }
 
-func (c memConn) Backend() workload.Backend              { return memBackend{t: c.t} }
 func (c memConn) Members() ([]string, []services.Server) { return []string{"in-process"}, nil }
-func (c memConn) Route(func(string) string)              {}
 func (c memConn) Notes() []string                        { return []string{"memlock: in this process"} }
-func (c memConn) Child() (flags, replaced []string)      { return nil, nil }
 func (c memConn) Close()                                 { c.t.closed.Add(1) }
-
-// memBackend is the in-test service as the engine drives it; the barrier and the clock stay
-// on Redis.
-type memBackend struct {
-	workload.NoBarrier
-	t *memTable
-}
-
-func (b memBackend) Name() string                    { return "MemLock" }
-func (b memBackend) Configure(o *strategies.Options) { o.Service = b.t }
-func (b memBackend) Scope(strategies.Info, string) workload.Scope {
-	b.t.scoped.Add(1)
-	return memScope{b.t}
+func (c memConn) Name() string                           { return "MemLock" }
+func (c memConn) Configure(o *strategies.Options)        { o.Service = c.t }
+func (c memConn) Scope(strategies.Info, string) workload.Scope {
+	c.t.scoped.Add(1)
+	return memScope{c.t}
 }
 
 type memScope struct{ t *memTable }
@@ -230,16 +222,7 @@ func TestFaultsAreCheckedAgainstTheService(t *testing.T) {
 	if _, err := session.NewPlan(&cfg, cfg.Duration); err == nil || !strings.Contains(err.Error(), "mem-lock runs on memlock") {
 		t.Errorf("failover on the in-test service: %v", err)
 	}
-	cfg.Faults, cfg.Phases = []string{"kill:node=1,at=100ms"}, nil
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := session.NewPlan(&cfg, cfg.Duration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	s, err := session.Open(context.Background(), session.Setup{Config: &cfg, Plan: plan, Services: services.Bind(fs)})
+	s, _, err := openPhase(t, "mem-lock", "kill:node=1,at=100ms")
 	var spec *faults.SpecError
 	if !errors.As(err, &spec) || !strings.Contains(err.Error(), "memlock has 1 data node(s)") {
 		s.Close()

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lockbench/lockbench/strategies"
@@ -20,6 +21,13 @@ import (
 //
 // The target block of a report (mode, topology, addresses, server version) is the caller's
 // job: it knows how it reached the service, the engine does not.
+//
+// Backend is what every service implements; what only some have is an optional interface
+// the engine discovers by type assertion, as go-ycsb discovers a DB's BatchDB: a
+// multi-process run's barrier (BarrierStore) and reference clock (Clock) on the Backend,
+// and the deletion of a phase's keys (Cleaner) on its Scope. Redis has all three; a
+// service without them is served by Redis (Router.Default) or, for Cleaner, has nothing
+// to delete.
 type Backend interface {
 	// Name is the service as notes and errors call it ("Redis"), e.g. in "Redis cost not
 	// measured: ...".
@@ -37,21 +45,42 @@ type Backend interface {
 	// phase starts; the servers are fixed then, so a failover during the phase shows as
 	// changed servers rather than as a new set silently measured.
 	Scope(info strategies.Info, prefix string) Scope
+}
 
-	// Arrive and Arrived are the barrier's shared counter (Barrier): Arrive adds one to the
-	// counter named key — creating it at 0 — and returns its new value; the counter may be
-	// forgotten ttl after that. Arrived returns its current value, and an error once it is
-	// gone. Every process of a multi-machine run reaches the same store through its own
-	// Backend.
+// BarrierStore is the optional part of a Backend that keeps the barrier's shared counters
+// (Barrier). Every process of a multi-machine run reaches the same store through its own
+// Backend. A Backend without it answers the barrier with ErrNoBarrier.
+type BarrierStore interface {
+	// Arrive adds one to the counter named key — creating it at 0 — and returns its new
+	// value; the counter may be forgotten ttl after that.
 	Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error)
+	// Arrived returns the counter's current value, and an error once it is gone.
 	Arrived(ctx context.Context, key string) (int64, error)
+}
 
-	// ClockSamples reads the reference clock of a multi-process run (the one every process
-	// shares: for Redis, the TIME of the barrier's server) n times in a row, on a
-	// connection of its own so that no other request delays a round trip. Each sample
-	// carries this process's clock just before the request was sent and just after the
-	// answer came; the engine keeps the one with the shortest round trip.
+// Clock is the optional part of a Backend that serves the reference clock of a
+// multi-process run. A Backend without it answers the clock with ErrNoBarrier.
+type Clock interface {
+	// ClockSamples reads the reference clock (the one every process shares: for Redis,
+	// the TIME of the barrier's server) n times in a row, on a connection of its own so
+	// that no other request delays a round trip. Each sample carries this process's
+	// clock just before the request was sent and just after the answer came; the engine
+	// keeps the one with the shortest round trip.
 	ClockSamples(ctx context.Context, n int) ([]ClockSample, error)
+}
+
+// ErrNoBarrier is what the barrier and the clock answer on a Backend that keeps neither
+// (no BarrierStore, no Clock): etcd, ZooKeeper and PostgreSQL, whose runs keep them on
+// Redis (Router.Default).
+var ErrNoBarrier = errors.New("this lock service keeps no barrier or reference clock: a multi-process run keeps them on Redis")
+
+// clockOf reads b's reference clock n times: ErrNoBarrier when b has none.
+func clockOf(ctx context.Context, b Backend, n int) ([]ClockSample, error) {
+	c, ok := b.(Clock)
+	if !ok {
+		return nil, ErrNoBarrier
+	}
+	return c.ClockSamples(ctx, n)
 }
 
 // Scope is one phase's part of a lock service: its servers and its keys. Its methods run
@@ -72,10 +101,22 @@ type Scope interface {
 	// strategy derives from them (fence counters, queues), which are not locks. The count
 	// is a lower bound when an error or the end of ctx cut the search short.
 	StuckLocks(ctx context.Context, isLock func(key string) bool) (uint64, error)
+}
 
+// Cleaner is the optional part of a Scope whose service keeps the phase's keys after it:
+// a Scope without it has nothing to delete (PostgreSQL's advisory locks live in sessions).
+type Cleaner interface {
 	// Cleanup deletes every key of the phase (locks left behind, fence counters, queues)
 	// before ctx ends: a benchmark must not leave garbage in someone's service.
 	Cleanup(ctx context.Context) error
+}
+
+// cleanup deletes s's keys when it keeps any (Cleaner).
+func cleanup(ctx context.Context, s Scope) error {
+	if c, ok := s.(Cleaner); ok {
+		return c.Cleanup(ctx)
+	}
+	return nil
 }
 
 // Cost is what a lock service's servers spent during a measured window, summed over the

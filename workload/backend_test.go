@@ -32,15 +32,15 @@ func (b *counted) Scope(info strategies.Info, prefix string) Scope {
 }
 func (b *counted) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
 	b.arrive.Add(1)
-	return b.Redis.Arrive(ctx, key, ttl)
+	return b.Redis.(BarrierStore).Arrive(ctx, key, ttl)
 }
 func (b *counted) Arrived(ctx context.Context, key string) (int64, error) {
 	b.arrived.Add(1)
-	return b.Redis.Arrived(ctx, key)
+	return b.Redis.(BarrierStore).Arrived(ctx, key)
 }
 func (b *counted) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
 	b.clock.Add(1)
-	return b.Redis.ClockSamples(ctx, n)
+	return b.Redis.(Clock).ClockSamples(ctx, n)
 }
 
 type countedScope struct {
@@ -66,7 +66,7 @@ func (s countedScope) StuckLocks(ctx context.Context, isLock func(string) bool) 
 }
 func (s countedScope) Cleanup(ctx context.Context) error {
 	s.b.cl.Add(1)
-	return s.Scope.Cleanup(ctx)
+	return s.Scope.(Cleaner).Cleanup(ctx)
 }
 
 // The engine reaches the lock service only through Backend, and only per phase: however
@@ -129,5 +129,56 @@ func TestBackendCostErrorIsANote(t *testing.T) {
 	want := "etcd cost not measured: a member was replaced"
 	if r.Redis.Measured || len(r.Notes) != 1 || r.Notes[0] != want {
 		t.Errorf("cost %+v, notes %q; want not measured and the note %q", r.Redis, r.Notes, want)
+	}
+}
+
+// bare is a lock service with only what every service must have: Name, Configure and
+// Scope, and a Scope without Cleanup. It wraps a real Redis backend, hiding the rest.
+type bare struct{ redis Backend }
+
+func (b bare) Name() string                    { return "Bare" }
+func (b bare) Configure(o *strategies.Options) { b.redis.Configure(o) }
+func (b bare) Scope(info strategies.Info, prefix string) Scope {
+	s := b.redis.Scope(info, prefix)
+	return struct {
+		scopeCost
+	}{s}
+}
+
+// scopeCost is the required part of a Scope.
+type scopeCost interface {
+	StartCost(ctx context.Context) (func(context.Context) (Cost, error), error)
+	StuckLocks(ctx context.Context, isLock func(string) bool) (uint64, error)
+}
+
+// A service with only the required interface runs a phase; a multi-process run on it
+// (nothing routes its barrier to Redis) stops at the barrier with ErrNoBarrier, before
+// any worker starts, and its history's clock says the same.
+func TestBackendOptionalParts(t *testing.T) {
+	t.Parallel()
+	_, c := redistest.Server(t)
+	cfg := shortConfig("token")
+	cfg.Workers, cfg.Duration = 2, 200*time.Millisecond
+	b := bare{redisBackend(c)}
+	if _, ok := Scope(b.Scope(strategies.Info{}, "x")).(Cleaner); ok {
+		t.Fatal("the bare scope is a Cleaner: the test would not see a Scope without one")
+	}
+	results, err := Run(context.Background(), cfg, b, Options{})
+	if err != nil || len(results) != 1 || results[0].Acquired == 0 {
+		t.Fatalf("a phase on the required interface alone: %v, %+v", err, results)
+	}
+	cfg.Barrier = &Barrier{Name: "bare", Node: 1, Nodes: 1, Timeout: 10 * time.Second}
+	results, err = Run(context.Background(), cfg, b, Options{})
+	if !errors.Is(err, ErrNoBarrier) {
+		t.Fatalf("a barrier on a service without BarrierStore: %v; want ErrNoBarrier", err)
+	}
+	if len(results) == 1 && results[0].Acquired != 0 {
+		t.Errorf("workers ran before the barrier failed: %d acquired", results[0].Acquired)
+	}
+	if _, err := clockOf(context.Background(), b, 1); !errors.Is(err, ErrNoBarrier) {
+		t.Errorf("the clock of a service without Clock: %v; want ErrNoBarrier", err)
+	}
+	if _, err := (Router{By: map[string]Backend{"bare": b}}).Arrive(context.Background(), "k", time.Second); !errors.Is(err, ErrNoBarrier) {
+		t.Errorf("a Router whose only service keeps no barrier: Arrive %v; want ErrNoBarrier", err)
 	}
 }

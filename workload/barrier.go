@@ -9,8 +9,8 @@ import (
 )
 
 // Barrier makes N lockbench processes — on any machines, sharing one lock service — run
-// each phase together: every process waits at a counter in the Backend's shared store (a
-// Redis key) until all N arrived, before the phase starts and again after it ends, so their
+// each phase together: every process waits at a counter in the Backend's shared store (its
+// BarrierStore: a Redis key) until all N arrived, before the phase starts and again after it ends, so their
 // measured windows line up and `report merge` gives the whole picture. The processes share
 // the run's key prefix (derived from Name), so they contend for the very same locks; node 1
 // alone cleans the keys up.
@@ -52,10 +52,14 @@ func (b *Barrier) validate() error {
 func (b *Barrier) prefix() string { return "lockbench:" + b.Name + ":" }
 
 // meet waits until all Nodes processes reached meeting point (e.g. "3:start"). Each process
-// increments the meeting's counter in the backend's shared store once and polls it; the
-// counter expires on its own.
-func (b *Barrier) meet(ctx context.Context, store Backend, point string) error {
+// increments the meeting's counter in the backend's shared store (its BarrierStore) once
+// and polls it; the counter expires on its own.
+func (b *Barrier) meet(ctx context.Context, backend Backend, point string) error {
 	key := b.prefix() + "barrier:" + point
+	store, ok := backend.(BarrierStore)
+	if !ok {
+		return fmt.Errorf("barrier %s: %w", key, ErrNoBarrier)
+	}
 	n, err := store.Arrive(ctx, key, b.Timeout+time.Minute)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", key, err)

@@ -71,5 +71,5 @@ func (p *phase) isLockKey(k string) bool {
 func (p *phase) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = p.scope.Cleanup(ctx)
+	_ = cleanup(ctx, p.scope)
 }

@@ -115,7 +115,7 @@ const clockSamples = 16
 // syncClock measures this process's clock against the backend's reference clock: the
 // sample with the shortest round trip bounds the error best (NTP's and Jepsen's way).
 func syncClock(ctx context.Context, b Backend, origin time.Time) (clockSync, error) {
-	samples, err := b.ClockSamples(ctx, clockSamples)
+	samples, err := clockOf(ctx, b, clockSamples)
 	if err != nil {
 		return clockSync{}, fmt.Errorf("clock against the barrier's %s: %w", b.Name(), err)
 	}

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,19 +63,32 @@ func (s Router) Scope(info strategies.Info, prefix string) Scope {
 	return b.Scope(info, prefix)
 }
 
-// Arrive is Default's.
+var (
+	_ BarrierStore = Router{}
+	_ Clock        = Router{}
+)
+
+// Arrive is Default's; ErrNoBarrier when it keeps no barrier.
 func (s Router) Arrive(ctx context.Context, key string, ttl time.Duration) (int64, error) {
-	return s.def().Arrive(ctx, key, ttl)
+	b, ok := s.def().(BarrierStore)
+	if !ok {
+		return 0, ErrNoBarrier
+	}
+	return b.Arrive(ctx, key, ttl)
 }
 
-// Arrived is Default's.
+// Arrived is Default's; ErrNoBarrier when it keeps no barrier.
 func (s Router) Arrived(ctx context.Context, key string) (int64, error) {
-	return s.def().Arrived(ctx, key)
+	b, ok := s.def().(BarrierStore)
+	if !ok {
+		return 0, ErrNoBarrier
+	}
+	return b.Arrived(ctx, key)
 }
 
-// ClockSamples is Default's.
+// ClockSamples is Default's; ErrNoBarrier when it has no clock.
 func (s Router) ClockSamples(ctx context.Context, n int) ([]ClockSample, error) {
-	return s.def().ClockSamples(ctx, n)
+	return clockOf(ctx, s.def(), n)
 }
 
 // def is Default, or when it is nil the first of By in name order: a run on one other
@@ -104,26 +116,4 @@ func backendFor(b Backend, info strategies.Info) (Backend, error) {
 		return s.For(info)
 	}
 	return b, nil
-}
-
-// ErrNoBarrier is what a Backend that keeps no barrier answers Arrive, Arrived and
-// ClockSamples with (see NoBarrier).
-var ErrNoBarrier = errors.New("this lock service keeps no barrier or reference clock: a multi-process run keeps them on Redis")
-
-// NoBarrier gives a Backend the barrier and clock methods of a service that keeps neither:
-// embedded in the Backends of etcd, ZooKeeper and PostgreSQL, whose runs keep the barrier
-// and the clock on Redis (Router.Default). Each answers ErrNoBarrier.
-type NoBarrier struct{}
-
-// Arrive answers ErrNoBarrier.
-func (NoBarrier) Arrive(context.Context, string, time.Duration) (int64, error) {
-	return 0, ErrNoBarrier
-}
-
-// Arrived answers ErrNoBarrier.
-func (NoBarrier) Arrived(context.Context, string) (int64, error) { return 0, ErrNoBarrier }
-
-// ClockSamples answers ErrNoBarrier.
-func (NoBarrier) ClockSamples(context.Context, int) ([]ClockSample, error) {
-	return nil, ErrNoBarrier
 }

@@ -10,28 +10,15 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockbench/lockbench/services/internal/adapter"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
-// Backend is etcd as a workload.Backend: etcd-mutex's phases run on it. The barrier and the
-// clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "etcd".
-func (b Backend) Name() string { return "etcd" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the phase's keys on the whole cluster.
-func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
-	return scope{c: b.Conn, prefix: prefix}
+// Scope is the phase's keys on the whole cluster: the cost, stuck locks and cleanup of a
+// phase of etcd-mutex. (The barrier and the clock of a multi-process run stay on Redis.)
+func (c *Conn) Scope(_ strategies.Info, prefix string) workload.Scope {
+	return scope{c: c, prefix: prefix}
 }
 
 type scope struct {
@@ -41,24 +28,22 @@ type scope struct {
 
 // reading is the members' counters at one moment.
 type reading struct {
-	at       time.Time
-	requests uint64
-	cpu      time.Duration
-	started  []float64 // each member's process_start_time_seconds: a restart changes it
+	adapter.Reading
+	started []float64 // each member's process_start_time_seconds: a restart changes it
 }
 
 // read sums every member's metrics; the CPU of a spawned member comes from /proc (the
 // metrics' process_cpu_seconds_total says the same at 10 ms resolution), of an external
 // one from its metrics.
 func (s scope) read(ctx context.Context) (reading, error) {
-	r := reading{at: time.Now()}
+	r := reading{Reading: adapter.Reading{At: time.Now()}}
 	for i, ep := range s.c.Endpoints {
 		body, err := get(ctx, ep+"/metrics", s.c.tlsConfig())
 		if err != nil {
 			return r, fmt.Errorf("read %s/metrics: %w", ep, err)
 		}
 		m := parseMetrics(body)
-		r.requests += uint64(m.received)
+		r.Requests += uint64(m.received)
 		r.started = append(r.started, m.started)
 		cpu := time.Duration(m.cpuSeconds * float64(time.Second))
 		if i < len(s.c.servers) {
@@ -66,7 +51,7 @@ func (s scope) read(ctx context.Context) (reading, error) {
 				cpu = c
 			}
 		}
-		r.cpu += cpu
+		r.CPU += cpu
 	}
 	return r, nil
 }
@@ -108,30 +93,14 @@ var errServersChanged = errors.New("an etcd member restarted during the phase")
 
 // StartCost reads the metrics as the window opens and again as it closes.
 func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
-	before, err := s.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (workload.Cost, error) {
-		after, err := s.read(ctx)
-		if err != nil {
-			return workload.Cost{}, err
-		}
+	return adapter.StartCost(ctx, s.read, func(before, after reading) (workload.Cost, error) {
 		for i := range before.started {
 			if i >= len(after.started) || after.started[i] != before.started[i] {
 				return workload.Cost{}, errServersChanged
 			}
 		}
-		if after.requests < before.requests {
-			return workload.Cost{}, errServersChanged
-		}
-		return workload.Cost{
-			Servers:  len(s.c.Endpoints),
-			Requests: after.requests - before.requests,
-			CPUUS:    uint64(max(after.cpu-before.cpu, 0).Microseconds()),
-			Elapsed:  after.at.Sub(before.at),
-		}, nil
-	}, nil
+		return before.Spent(after.Reading, len(s.c.Endpoints), errServersChanged)
+	})
 }
 
 // lockName is the lock a key of etcd-mutex belongs to: the key without its "/<lease>".

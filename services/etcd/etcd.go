@@ -1,6 +1,6 @@
 // Package etcd measures etcd as a lock service: the strategy etcd-mutex (the client's
 // concurrency.Mutex over a session lease, as Kubernetes-style Go services lock), its
-// workload.Backend (cost per acquire from the server's metrics endpoint), and a private
+// Scope (cost per acquire from the server's metrics endpoint), and a private
 // etcd spawned on loopback when the run is given no address.
 //
 // The lease is the lock's ttl and the session's keep-alive its watchdog: a holder frozen
@@ -22,9 +22,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/lockbench/lockbench/internal/redact"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name etcd strategies give in strategies.Info.Service.
@@ -64,7 +64,7 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 		}
 		u, err := url.Parse(part)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, &AddrError{Value: Redact(part), Valid: "host:port, http://[user:password@]host:port, https://..., comma-separated for a cluster"}
+			return nil, &AddrError{Value: redact.Addr(part), Valid: "host:port, http://[user:password@]host:port, https://..., comma-separated for a cluster"}
 		}
 		if u.User != nil {
 			c.Username = u.User.Username()
@@ -150,9 +150,6 @@ func (c *Conn) Close() {
 	removeDir(c.dir)
 	c.dir = ""
 }
-
-// Redact replaces the password of an address with *** (see redis.Redact).
-func Redact(s string) string { return redis.Redact(s) }
 
 // AddrError is an address lockbench cannot parse: a usage error (exit 2). Value has its
 // password replaced by ***.

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/redact"
 	"github.com/lockbench/lockbench/services/etcd"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
 	"github.com/lockbench/lockbench/strategies"
@@ -49,7 +50,7 @@ func require(t *testing.T) {
 func TestMutexExcludes(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
-	r, _ := servicetest.RunUntil(t, etcd.Backend{Conn: c}, nil, time.Minute, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, etcd.Backend(c), nil, time.Minute, 10*time.Second,
 		servicetest.Phase(etcd.Name, 2*time.Second, nil), servicetest.AcquiredAtLeast(500))
 	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Errors != 0 {
 		t.Fatalf("etcd-mutex without faults: %d acquired, %d errors, verdict %q, safety %+v; want acquires, no overlap, safe", r.Acquired, r.Errors, r.Verdict, r.Safety)
@@ -88,7 +89,7 @@ func TestProcessPauseFenced(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
 	fault := "process-pause:p=0.3,d=3s"
-	r := servicetest.Run(t, etcd.Backend{Conn: c}, 10*time.Second, 8*time.Second,
+	r := servicetest.Run(t, etcd.Backend(c), 10*time.Second, 8*time.Second,
 		servicetest.Phase(etcd.Name, 2*time.Second, func(ph *workload.Phase) {
 			ph.Hold, ph.Faults = servicetest.Hold(t, "200ms"), []string{fault}
 		}))[0]
@@ -108,7 +109,7 @@ func TestDialErrorsHidePasswords(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "valid:") {
 		t.Fatalf("Dial of an ftp URL: %v; want an error naming the valid forms, without the password", err)
 	}
-	if got := etcd.Redact("http://alice:s3cret@host:2379"); strings.Contains(got, "s3cret") || !strings.Contains(got, "alice") {
+	if got := redact.Addr("http://alice:s3cret@host:2379"); strings.Contains(got, "s3cret") || !strings.Contains(got, "alice") {
 		t.Errorf("Redact = %q", got)
 	}
 }
@@ -130,7 +131,7 @@ func TestThreeMembers(t *testing.T) {
 	if len(c.Endpoints) != 3 || len(c.Servers()) != 3 {
 		t.Fatalf("%d endpoints, %d servers; want 3 of each", len(c.Endpoints), len(c.Servers()))
 	}
-	r, _ := servicetest.RunUntil(t, etcd.Backend{Conn: c}, nil, time.Minute, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, etcd.Backend(c), nil, time.Minute, 10*time.Second,
 		servicetest.Phase(etcd.Name, 2*time.Second, nil), servicetest.AcquiredAtLeast(200))
 	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || !r.Redis.Measured || r.Redis.CommandsPerAcquire < 1 {
 		t.Fatalf("etcd-mutex on 3 members: %d acquired, verdict %q, safety %+v, %.2f requests per acquire; want acquires, safe, a cost", r.Acquired, r.Verdict, r.Safety, r.Redis.CommandsPerAcquire)
@@ -158,7 +159,7 @@ func TestKillOneOfThreeMembers(t *testing.T) {
 	first := c.Servers()[0].Pid()
 	nodes := faults.ServiceNodes(etcd.Service, c.Addrs(), []faults.Server{c.Servers()[0], c.Servers()[1], c.Servers()[2]}, nil)
 	fault := "kill:node=0,at=500ms,restart=300ms"
-	r, _ := servicetest.RunUntil(t, etcd.Backend{Conn: c}, nodes, 90*time.Second, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, etcd.Backend(c), nodes, 90*time.Second, 10*time.Second,
 		servicetest.Phase(etcd.Name, 6*time.Second, func(ph *workload.Phase) { ph.Faults = []string{fault} }),
 		servicetest.AcquiredAfterEvent("restarted on its data", 1))
 	servicetest.KilledAndBack(t, r, first, c.Servers()[0].Pid())

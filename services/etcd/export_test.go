@@ -6,7 +6,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workload"
 )
+
+// Backend is c as the engine drives it: the Conn the registry hands out.
+func Backend(c *Conn) workload.Backend { return c.adapt() }
 
 // FailKeepAlives makes the keep-alives of s, an etcd-mutex not yet used, fail without
 // reaching etcd while fail returns an error; the others go to etcd as usual.

@@ -6,30 +6,29 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/services/internal/adapter"
 )
 
 // etcd registers itself: --etcd, --etcd-members, a spawned cluster without an address.
 func init() {
-	proc.RegisterTempNames("etcd")
-	services.Register(services.Service{Name: Service, Title: "etcd", Secrets: []string{"etcd"}, Order: 10, Bind: func(fs *pflag.FlagSet) services.Flags {
-		f := &flags{}
-		fs.StringVar(&f.addr, "etcd", "", "etcd for etcd-mutex: host:port or http://[user:password@]host:port, comma-separated for a cluster (default: spawn etcd on loopback)")
-		fs.IntVar(&f.members, "etcd-members", 1, "members of the etcd cluster spawned without --etcd: 1, or 3 or 5 for a quorum")
-		return f
-	}})
+	adapter.Register(services.Service{Name: Service, Title: "etcd", Order: 10},
+		"etcd for etcd-mutex: host:port or http://[user:password@]host:port, comma-separated for a cluster (default: spawn etcd on loopback)",
+		func(fs *pflag.FlagSet, addr *string) services.Flags {
+			f := &flags{addr: addr}
+			fs.IntVar(&f.members, "etcd-members", 1, "members of the etcd cluster spawned without --etcd: 1, or 3 or 5 for a quorum")
+			return f
+		})
 }
 
 type flags struct {
-	addr    string
+	addr    *string
 	members int
 }
 
 func (f *flags) Check() error {
-	if err := services.CheckList("etcd", f.addr, true); err != nil {
+	if err := services.CheckList("etcd", *f.addr, true); err != nil {
 		return err
 	}
 	if m := f.members; m < 1 || m > 7 || m%2 == 0 {
@@ -39,41 +38,19 @@ func (f *flags) Check() error {
 }
 
 func (f *flags) Open(ctx context.Context, need services.Need) (services.Conn, error) {
-	var c *Conn
-	var err error
-	if f.addr != "" {
-		c, err = services.Dial(ctx, need.ConnectTimeout, Dial, f.addr)
-	} else {
-		c, err = Spawn(ctx, f.members)
-	}
+	c, err := adapter.Open(ctx, need, "etcd", *f.addr, Dial, func(ctx context.Context) (*Conn, error) { return Spawn(ctx, f.members) })
 	if err != nil {
-		return nil, services.OpenError("etcd", f.addr, err)
+		return nil, err
 	}
-	return conn{c}, nil
+	return c.adapt(), nil
 }
 
-// conn is a Conn as the session sees it.
-type conn struct{ *Conn }
-
-func (c conn) Backend() workload.Backend { return Backend{Conn: c.Conn} }
-
-func (c conn) Members() ([]string, []services.Server) {
-	return c.Addrs(), services.AsServers(c.Servers())
-}
-
-func (c conn) Route(via func(string) string) { c.Via = via }
-
-func (c conn) Notes() []string {
-	out := []string{services.Where(c.Spawned(), "etcd", c.Version, c.Addrs()) + "; " + CostUnit}
+// adapt is c as the registry hands it out.
+func (c *Conn) adapt() *adapter.Conn {
+	a := &adapter.Conn{Client: c, Title: "etcd", Flag: "etcd", Replaces: []string{"etcd", "etcd-members"},
+		Addrs: c.Addrs(), Processes: c.servers, Via: &c.Via, Version: c.Version, CostUnit: CostUnit}
 	if strings.HasPrefix(c.Version, "3.4") {
-		out = append(out, "etcd "+c.Version+" catches up a waiter's watch on its predecessor only every 100 ms: under contention etcd-mutex settles near 10 acquires/s per waiting worker with an acquire p50 near 100 ms while the server idles; that is etcd's watch catch-up, not the lock's cost")
+		a.More = []string{"etcd " + c.Version + " catches up a waiter's watch on its predecessor only every 100 ms: under contention etcd-mutex settles near 10 acquires/s per waiting worker with an acquire p50 near 100 ms while the server idles; that is etcd's watch catch-up, not the lock's cost"}
 	}
-	return out
-}
-
-func (c conn) Child() (flags, replaced []string) {
-	if !c.Spawned() {
-		return nil, nil // the user's --etcd, its credentials included, as given
-	}
-	return []string{"--etcd=" + strings.Join(c.Addrs(), ",")}, []string{"etcd", "etcd-members"}
+	return a
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lockbench/lockbench/services/internal/adapter"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -20,30 +21,14 @@ func (c *Conn) CostUnit() string {
 	return "PostgreSQL requests = transactions (pg_stat_database xact_commit + xact_rollback; without pg_stat_statements, and flushed by each backend at most once a second: approximate over short phases)"
 }
 
-// Backend is PostgreSQL as a workload.Backend: pg-advisory's phases run on it. The barrier and
-// the clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "PostgreSQL".
-func (b Backend) Name() string { return "PostgreSQL" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the database.
-func (b Backend) Scope(strategies.Info, string) workload.Scope { return scope{c: b.Conn} }
+// Scope is the database: the cost, stuck locks of a phase of pg-advisory. (The barrier
+// and the clock of a multi-process run stay on Redis.)
+func (c *Conn) Scope(strategies.Info, string) workload.Scope { return scope{c: c} }
 
 type scope struct{ c *Conn }
 
 type reading struct {
-	at      time.Time
-	count   int64
-	cpu     time.Duration
+	adapter.Reading
 	started time.Time
 }
 
@@ -53,18 +38,20 @@ const (
 )
 
 func (s scope) read(ctx context.Context) (reading, error) {
-	r := reading{at: time.Now()}
+	r := reading{Reading: adapter.Reading{At: time.Now()}}
 	q := xactQuery
 	if s.c.Statements {
 		q = statementsQuery
 	}
-	err := s.c.query(func(pc *pgx.Conn) error { return pc.QueryRow(ctx, q).Scan(&r.count, &r.started) })
+	var count int64
+	err := s.c.query(func(pc *pgx.Conn) error { return pc.QueryRow(ctx, q).Scan(&count, &r.started) })
 	if err != nil {
 		return r, err
 	}
+	r.Requests = uint64(max(count, 0))
 	if s.c.server != nil {
 		if c, err := s.c.server.CPU(); err == nil {
-			r.cpu = c
+			r.CPU = c
 		}
 	}
 	return r, nil
@@ -75,25 +62,14 @@ var errServerChanged = errors.New("the PostgreSQL server restarted during the ph
 // StartCost reads the counters as the window opens and again as it closes; the first
 // reading itself is counted by the second, and left out.
 func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
-	before, err := s.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (workload.Cost, error) {
-		after, err := s.read(ctx)
-		if err != nil {
-			return workload.Cost{}, err
-		}
-		if !after.started.Equal(before.started) || after.count < before.count {
+	return adapter.StartCost(ctx, s.read, func(before, after reading) (workload.Cost, error) {
+		if !after.started.Equal(before.started) {
 			return workload.Cost{}, errServerChanged
 		}
-		return workload.Cost{
-			Servers:  1,
-			Requests: uint64(max(after.count-before.count-1, 0)),
-			CPUUS:    uint64(max(after.cpu-before.cpu, 0).Microseconds()),
-			Elapsed:  after.at.Sub(before.at),
-		}, nil
-	}, nil
+		cost, err := before.Spent(after.Reading, 1, errServerChanged)
+		cost.Requests = max(cost.Requests, 1) - 1 // the first reading's own statement
+		return cost, err
+	})
 }
 
 // StuckLocks counts the advisory locks lockbench's sessions still hold once every worker
@@ -106,6 +82,3 @@ func (s scope) StuckLocks(ctx context.Context, _ func(string) bool) (uint64, err
 	})
 	return uint64(n), err
 }
-
-// Cleanup has nothing to delete: advisory locks live in sessions, which the strategy closes.
-func (s scope) Cleanup(context.Context) error { return nil }

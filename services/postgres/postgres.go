@@ -1,6 +1,6 @@
 // Package postgres measures PostgreSQL as a lock service: the strategy pg-advisory (a
 // session-level advisory lock, the database lock seeds 000 and 003 weigh Redis against),
-// its workload.Backend (cost per acquire from pg_stat_statements calls, else
+// its workload.Scope (cost per acquire from pg_stat_statements calls, else
 // pg_stat_database transactions), and a private cluster spawned on loopback when the run is
 // given no address.
 //
@@ -24,9 +24,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lockbench/lockbench/internal/redact"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name pg-advisory gives in strategies.Info.Service.
@@ -189,17 +189,7 @@ func (c *Conn) Close() {
 
 // Redact replaces the password of an address with ***, in its user part and in a
 // password= parameter.
-func Redact(s string) string {
-	s = redis.Redact(s)
-	if i := strings.Index(s, "password="); i >= 0 {
-		j := strings.IndexAny(s[i:], "& ")
-		if j < 0 {
-			j = len(s) - i
-		}
-		s = s[:i] + "password=***" + s[i+j:]
-	}
-	return s
-}
+func Redact(s string) string { return redact.Param(redact.Addr(s), "password") }
 
 // AddrError is an address lockbench cannot parse: a usage error (exit 2). Value has its
 // password replaced by ***.

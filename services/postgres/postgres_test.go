@@ -71,7 +71,7 @@ func TestAdvisoryExcludes(t *testing.T) {
 	if !c.Statements {
 		t.Fatal("the spawned cluster has no pg_stat_statements")
 	}
-	r, _ := servicetest.RunUntil(t, postgres.Backend{Conn: c}, nil, time.Minute, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, postgres.Backend(c), nil, time.Minute, 10*time.Second,
 		servicetest.Phase(postgres.Name, 2*time.Second, nil), servicetest.AcquiredAtLeast(1000))
 	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Errors != 0 {
 		t.Fatalf("pg-advisory without faults: %d acquired, %d errors, verdict %q, safety %+v; want acquires, no overlap, safe", r.Acquired, r.Errors, r.Verdict, r.Safety)
@@ -90,7 +90,7 @@ func TestProcessPauseWaits(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
 	fault := "process-pause:p=0.3,d=1s"
-	r := servicetest.Run(t, postgres.Backend{Conn: c}, 3*time.Second, 8*time.Second,
+	r := servicetest.Run(t, postgres.Backend(c), 3*time.Second, 8*time.Second,
 		servicetest.Phase(postgres.Name, 500*time.Millisecond, func(ph *workload.Phase) {
 			ph.Hold, ph.Faults = servicetest.Hold(t, "50ms"), []string{fault}
 		}))[0]
@@ -160,7 +160,7 @@ func TestKillAndRestart(t *testing.T) {
 	p := c.Process()
 	first := p.Pid()
 	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{p}, nil)
-	r, _ := servicetest.RunUntil(t, postgres.Backend{Conn: c}, nodes, 90*time.Second, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, postgres.Backend(c), nodes, 90*time.Second, 10*time.Second,
 		servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
 		}), servicetest.AcquiredAfterEvent("restarted on its data", 1))
@@ -168,7 +168,7 @@ func TestKillAndRestart(t *testing.T) {
 	if r.Errors+r.Safety.LostLeases == 0 {
 		t.Errorf("no error and no lost lease while the server was down")
 	}
-	after := servicetest.Run(t, postgres.Backend{Conn: c}, 2*time.Second, 10*time.Second, servicetest.Phase(postgres.Name, 2*time.Second, nil))[0]
+	after := servicetest.Run(t, postgres.Backend(c), 2*time.Second, 10*time.Second, servicetest.Phase(postgres.Name, 2*time.Second, nil))[0]
 	if after.Acquired == 0 || after.Safety.Overlaps != 0 || !after.Redis.Measured {
 		t.Errorf("the phase after the restart: %d acquired, %d overlaps, cost measured %v; want a measured lock", after.Acquired, after.Safety.Overlaps, after.Redis.Measured)
 	}
@@ -185,7 +185,7 @@ func TestPauseFreezesTheSessions(t *testing.T) {
 	t.Parallel()
 	c := own(t)
 	nodes := faults.ServiceNodes(postgres.Service, []string{c.Addr()}, []faults.Server{c.Process()}, nil)
-	r, _ := servicetest.RunUntil(t, postgres.Backend{Conn: c}, nodes, 60*time.Second, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, postgres.Backend(c), nodes, 60*time.Second, 10*time.Second,
 		servicetest.Phase(postgres.Name, 2*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"redis-pause:node=0,at=2s,d=3s"}
 		}), servicetest.AcquiredAfterEvent("answers again", 50))

@@ -5,68 +5,45 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/services"
-	"github.com/lockbench/lockbench/workload"
+	"github.com/lockbench/lockbench/services/internal/adapter"
+	"github.com/lockbench/lockbench/services/internal/server"
 )
 
 // PostgreSQL registers itself: --postgres, a server initdb'd and started without an
 // address.
 func init() {
-	proc.RegisterTempNames("postgres")
-	services.Register(services.Service{Name: Service, Title: "PostgreSQL", Secrets: []string{"postgres"}, Order: 30, Bind: func(fs *pflag.FlagSet) services.Flags {
-		f := &flags{}
-		fs.StringVar(&f.addr, "postgres", "", "PostgreSQL for pg-advisory: postgres://[user[:password]@]host[:port][/database] (default: initdb and start one on loopback)")
-		return f
-	}})
+	adapter.Register(services.Service{Name: Service, Title: "PostgreSQL", Order: 30},
+		"PostgreSQL for pg-advisory: postgres://[user[:password]@]host[:port][/database] (default: initdb and start one on loopback)",
+		func(_ *pflag.FlagSet, addr *string) services.Flags { return &flags{addr} })
 }
 
-type flags struct{ addr string }
+type flags struct{ addr *string }
 
 func (f *flags) Check() error { return nil }
 
 func (f *flags) Open(ctx context.Context, need services.Need) (services.Conn, error) {
-	var c *Conn
-	var err error
-	if f.addr != "" {
-		c, err = services.Dial(ctx, need.ConnectTimeout, Dial, f.addr)
-	} else {
+	c, err := adapter.Open(ctx, need, "postgres", *f.addr, Dial, func(ctx context.Context) (*Conn, error) {
 		workers := 0 // a session per worker: the spawned server's max_connections
 		for _, ph := range need.Phases {
 			workers = max(workers, ph.Concurrency())
 		}
-		c, err = Spawn(ctx, workers)
-	}
+		return Spawn(ctx, workers)
+	})
 	if err != nil {
-		return nil, services.OpenError("postgres", f.addr, err)
+		return nil, err
 	}
-	return conn{c}, nil
+	return c.adapt(), nil
 }
 
-// conn is a Conn as the session sees it.
-type conn struct{ *Conn }
-
-func (c conn) Backend() workload.Backend { return Backend{Conn: c.Conn} }
-
-func (c conn) Members() ([]string, []services.Server) {
-	var ps []services.Server
-	if p := c.Process(); p != nil {
-		ps = []services.Server{p}
+// adapt is c as the registry hands it out. A child goes to the server lockbench spawned
+// (trust authentication on loopback); an external one it reaches by the user's own
+// --postgres.
+func (c *Conn) adapt() *adapter.Conn {
+	a := &adapter.Conn{Client: c, Title: "PostgreSQL", Flag: "postgres", Replaces: []string{"postgres"},
+		Addrs: []string{c.Addr()}, Via: &c.Via, Version: c.Version, CostUnit: c.CostUnit()}
+	if c.server != nil {
+		a.Processes = []*server.Process{c.server}
 	}
-	return []string{c.Addr()}, ps
-}
-
-func (c conn) Route(via func(string) string) { c.Via = via }
-
-func (c conn) Notes() []string {
-	return []string{services.Where(c.Spawned(), "PostgreSQL", c.Version, []string{c.Addr()}) + "; " + c.CostUnit()}
-}
-
-// Child sends a child to the server lockbench spawned (trust authentication on
-// loopback); an external one the child reaches by the user's own --postgres.
-func (c conn) Child() (flags, replaced []string) {
-	if !c.Spawned() {
-		return nil, nil
-	}
-	return []string{"--postgres=" + c.Addr()}, []string{"postgres"}
+	return a
 }

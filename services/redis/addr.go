@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/lockbench/lockbench/internal/redact"
 )
 
 // Endpoint is one server address as --redis or --sentinel give it, parsed by ParseAddr.
@@ -46,7 +48,7 @@ func ParseAddr(s string) (Endpoint, error) { return parseAddr("redis", s) }
 
 func parseAddr(flag, s string) (Endpoint, error) {
 	bad := func(reason string) (Endpoint, error) {
-		return Endpoint{}, &AddrError{Flag: flag, Value: Redact(s), Reason: reason}
+		return Endpoint{}, &AddrError{Flag: flag, Value: redact.Addr(s), Reason: reason}
 	}
 	scheme, _, isURL := strings.Cut(s, "://")
 	if !isURL {
@@ -168,29 +170,8 @@ func hostPorts(eps []Endpoint) []string {
 	return out
 }
 
-// Redact returns an address fit to print: the password of a URL (what follows the first
-// colon of the user information) becomes ***; user information without a colon, which
-// redis-cli reads as a password, becomes *** as a whole, as does whatever precedes an @ in
-// an address that is not a URL. It works on malformed addresses too: everything up to the
-// last @ counts as user information.
-func Redact(s string) string {
-	start := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		start = i + len("://")
-	}
-	at := strings.LastIndex(s, "@")
-	if at < start {
-		return s
-	}
-	user, _, hasPassword := strings.Cut(s[start:at], ":")
-	if start == 0 || !hasPassword {
-		return s[:start] + "***" + s[at:]
-	}
-	return s[:start] + user + ":***" + s[at:]
-}
-
 // AddrError is an address lockbench cannot parse: a usage error (exit 2). Value is the
-// address as given with its password replaced by *** (see Redact).
+// address as given with its password replaced by *** (see redact.Addr).
 type AddrError struct {
 	Flag   string // "redis" or "sentinel"; "" means "redis"
 	Value  string

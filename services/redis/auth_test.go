@@ -187,25 +187,6 @@ func TestParseAddr(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"127.0.0.1:6379":             "127.0.0.1:6379",
-		"redis://h:1/2":              "redis://h:1/2",
-		"redis://alice:pw@h:1":       "redis://alice:***@h:1",
-		"rediss://:pw@h:1/0":         "rediss://:***@h:1/0",
-		"redis://pw@h:1":             "redis://***@h:1",
-		"redis://a:p@ss:w@h:1":       "redis://a:***@h:1",
-		"redis://a:p/w#x@h:1":        "redis://a:***@h:1",
-		"a:pw@h:1":                   "***@h:1",
-		"redis://alice:pw@h:1,other": "redis://alice:***@h:1,other",
-	} {
-		if got := redis.Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestSpecAddrs: every field that takes addresses takes URLs, and a malformed one is an
 // *AddrError naming its flag, without the password.
 func TestSpecAddrs(t *testing.T) {

@@ -29,7 +29,14 @@ type Backend struct {
 	runs *runs // the run's registry entry (see runs.go); nil for a Backend built by hand
 }
 
-var _ workload.Backend = Backend{}
+// Redis keeps a multi-process run's barrier and its reference clock, and deletes a phase's
+// keys: the optional parts of a Backend and its Scope.
+var (
+	_ workload.Backend      = Backend{}
+	_ workload.BarrierStore = Backend{}
+	_ workload.Clock        = Backend{}
+	_ workload.Cleaner      = redisScope{}
+)
 
 // Name is "Redis".
 func (t Backend) Name() string { return "Redis" }

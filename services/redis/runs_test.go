@@ -40,7 +40,7 @@ func runHelper() int {
 	defer conn.Close()
 	cfg := workload.Config{Phases: []workload.Phase{ph}, Duration: time.Minute, AcquireTimeout: 5 * time.Second, KeyPrefix: prefix}
 	var once sync.Once
-	_, err = workload.Run(ctx, cfg, conn.Backend(), workload.Options{Progress: func(p workload.Progress) {
+	_, err = workload.Run(ctx, cfg, conn, workload.Options{Progress: func(p workload.Progress) {
 		if !p.Warmup {
 			once.Do(func() { fmt.Println("running") })
 		}

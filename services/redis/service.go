@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/services"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -24,24 +25,28 @@ func init() {
 	})
 }
 
-// Home is Redis reached for a run, as the registry hands it out: the Conn, and what the
-// session asks of every service.
+// Home is Redis reached for a run, as the registry hands it out: the Conn, a
+// services.Conn (its Backend, its Close) and a services.HasChild. Of it the session asks
+// also what only Redis has: its roles for the node faults and the sentinel failover
+// (faults.NewNodes), the replica check; its barrier and clock are its Backend's
+// (workload.BarrierStore, workload.Clock).
 type Home struct{ *Conn }
 
-// Backend is Redis as the engine drives it.
-func (h *Home) Backend() workload.Backend { return h.Conn.Backend() }
+var (
+	_ services.Conn     = (*Home)(nil)
+	_ services.HasChild = (*Home)(nil)
+)
 
-// Members are the data nodes, with their processes when lockbench spawned them.
-func (h *Home) Members() ([]string, []services.Server) {
-	return h.Addrs, services.AsServers(h.Servers)
+// Name is "Redis".
+func (h *Home) Name() string { return h.Conn.Backend().Name() }
+
+// Configure hands the strategy the clients (Backend.Configure).
+func (h *Home) Configure(o *strategies.Options) { h.Conn.Backend().Configure(o) }
+
+// Scope is Backend.Scope.
+func (h *Home) Scope(info strategies.Info, prefix string) workload.Scope {
+	return h.Conn.Backend().Scope(info, prefix)
 }
-
-// Route does nothing: Redis's clients dial through the proxies from their first connection
-// on (services.Need.Via), and its node faults know its roles (faults.NewNodes).
-func (h *Home) Route(func(string) string) {}
-
-// Notes are none: where Redis ran is the report's target block, and its note comes first.
-func (h *Home) Notes() []string { return nil }
 
 // Child are the flags that send a child of a --procs fleet to this same Redis: the servers
 // spawned (or a `target up` state file's), found by address; they replace the user's.

@@ -11,60 +11,46 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/lockbench/lockbench/services/internal/adapter"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
-// Backend is ZooKeeper as a workload.Backend: zk-lock's phases run on it. The barrier and the
-// clock of a multi-process run stay on Redis (workload.Router.Default).
-type Backend struct {
-	Conn               *Conn
-	workload.NoBarrier // the barrier and the clock stay on Redis
-}
-
-var _ workload.Backend = Backend{}
-
-// Name is "ZooKeeper".
-func (b Backend) Name() string { return "ZooKeeper" }
-
-// Configure hands the strategy the connection.
-func (b Backend) Configure(o *strategies.Options) { o.Service = b.Conn }
-
-// Scope is the phase's lock znodes on the whole ensemble.
-func (b Backend) Scope(_ strategies.Info, prefix string) workload.Scope {
-	return scope{c: b.Conn, prefix: prefix}
+// Scope is the phase's lock znodes on the whole ensemble: the cost, stuck locks and
+// cleanup of a phase of zk-lock. (The barrier and the clock of a multi-process run stay on
+// Redis.)
+func (c *Conn) Scope(_ strategies.Info, prefix string) workload.Scope {
+	return scope{c, strings.ReplaceAll(prefix, "/", "%2F")}
 }
 
 type scope struct {
-	c      *Conn
-	prefix string
+	c     *Conn
+	named string // the phase's prefix as its lock znodes' names start: each / as %2F
 }
 
 type reading struct {
-	at       time.Time
-	packets  uint64
-	sent     uint64
-	cpu      time.Duration
-	uptimeMS []int64
-	pids     []int // of the spawned servers: a restart by the kill fault changes them
+	adapter.Reading // Requests: the packets received
+	sent            uint64
+	uptimeMS        []int64
+	pids            []int // of the spawned servers: a restart by the kill fault changes them
 }
 
 // read sums `mntr` over the servers, and the CPU of the spawned ones from /proc (mntr has
 // none).
 func (s scope) read(ctx context.Context) (reading, error) {
-	r := reading{at: time.Now()}
+	r := reading{Reading: adapter.Reading{At: time.Now()}}
 	for i, addr := range s.c.Servers {
 		out, err := fourLetter(ctx, addr, "mntr")
 		if err != nil {
 			return r, fmt.Errorf("mntr on %s: %w", addr, err)
 		}
 		m := parseMntr(out)
-		r.packets += uint64(m["zk_packets_received"])
+		r.Requests += uint64(m["zk_packets_received"])
 		r.sent += uint64(m["zk_packets_sent"])
 		r.uptimeMS = append(r.uptimeMS, m["zk_uptime"])
 		if i < len(s.c.servers) {
 			if c, err := s.c.servers[i].CPU(); err == nil {
-				r.cpu += c
+				r.CPU += c
 			}
 			r.pids = append(r.pids, s.c.servers[i].Pid())
 		}
@@ -91,18 +77,10 @@ var errServersChanged = errors.New("a ZooKeeper server restarted during the phas
 
 // StartCost reads mntr as the window opens and again as it closes.
 func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.Cost, error), error) {
-	before, err := s.read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) (workload.Cost, error) {
-		after, err := s.read(ctx)
-		if err != nil {
-			return workload.Cost{}, err
-		}
+	return adapter.StartCost(ctx, s.read, func(before, after reading) (workload.Cost, error) {
 		// A server that restarted has been up for less than the window (a second of slack
 		// for mntr's own timing), and a spawned one has a new pid.
-		elapsedMS := after.at.Sub(before.at).Milliseconds()
+		elapsedMS := after.At.Sub(before.At).Milliseconds()
 		for i := range before.uptimeMS {
 			if i >= len(after.uptimeMS) || after.uptimeMS[i] < before.uptimeMS[i]+elapsedMS-1000 {
 				return workload.Cost{}, errServersChanged
@@ -111,16 +89,8 @@ func (s scope) StartCost(ctx context.Context) (func(context.Context) (workload.C
 		if !slices.Equal(before.pids, after.pids) {
 			return workload.Cost{}, errServersChanged
 		}
-		if after.packets < before.packets {
-			return workload.Cost{}, errServersChanged
-		}
-		return workload.Cost{
-			Servers:  len(s.c.Servers),
-			Requests: after.packets - before.packets,
-			CPUUS:    uint64(max(after.cpu-before.cpu, 0).Microseconds()),
-			Elapsed:  after.at.Sub(before.at),
-		}, nil
-	}, nil
+		return before.Spent(after.Reading, len(s.c.Servers), errServersChanged)
+	})
 }
 
 // locks lists the phase's lock znodes (parent) under Root.
@@ -134,7 +104,7 @@ func (s scope) locks() ([]string, error) {
 	}
 	var out []string
 	for _, c := range children {
-		if strings.HasPrefix(c, strings.ReplaceAll(s.prefix, "/", "%2F")) {
+		if strings.HasPrefix(c, s.named) {
 			out = append(out, c)
 		}
 	}

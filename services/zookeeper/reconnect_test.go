@@ -32,7 +32,7 @@ func TestKillAndRestart(t *testing.T) {
 	p := c.Processes()[0]
 	first := p.Pid()
 	nodes := faults.ServiceNodes(zookeeper.Service, c.Addrs(), []faults.Server{p}, nil)
-	r, _ := servicetest.RunUntil(t, zookeeper.Backend{Conn: c}, nodes, 90*time.Second, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, zookeeper.Backend(c), nodes, 90*time.Second, 10*time.Second,
 		servicetest.Phase(zookeeper.Name, 4*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"kill:node=0,at=500ms,restart=200ms"}
 		}), servicetest.AcquiredAfterEvent("restarted on its data", 1))
@@ -72,7 +72,7 @@ func TestPartitionLeavesNoOrphan(t *testing.T) {
 		after, m = servicetest.Rate(r, last, math.Inf(1))
 		return n > 0 && m > 0 && after >= before/2
 	}
-	r, atPaceAgain := servicetest.RunUntil(t, zookeeper.Backend{Conn: c}, nodes, 60*time.Second, 5*time.Second,
+	r, atPaceAgain := servicetest.RunUntil(t, zookeeper.Backend(c), nodes, 60*time.Second, 5*time.Second,
 		servicetest.Phase(zookeeper.Name, 4*time.Second, func(ph *workload.Phase) {
 			ph.Faults = []string{"partition:node=0,at=2s,d=1s"}
 		}), atPace)

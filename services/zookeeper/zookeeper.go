@@ -1,7 +1,7 @@
 // Package zookeeper measures ZooKeeper as a lock service: the strategy zk-lock (the lock
 // recipe of the ZooKeeper documentation, which seeds 000 and 003 weigh Redis against:
 // an ephemeral sequential znode per waiter, the lowest holds the lock, each other waiter
-// watches its predecessor), its workload.Backend (cost per acquire from the `mntr` four-letter
+// watches its predecessor), its workload.Scope (cost per acquire from the `mntr` four-letter
 // word's packet counts), and a private ZooKeeper spawned on loopback when the run is given
 // no address.
 //
@@ -23,9 +23,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/lockbench/lockbench/internal/redact"
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services/internal/server"
-	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Service is the name zk-lock gives in strategies.Info.Service.
@@ -69,7 +69,7 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 	if scheme, after, ok := strings.Cut(addr, "://"); ok {
 		u, err := url.Parse(addr)
 		if err != nil || scheme != "zk" || u.Host == "" {
-			return nil, &AddrError{Value: Redact(addr), Valid: "host:port, zk://[user:password@]host:port, comma-separated for an ensemble"}
+			return nil, &AddrError{Value: redact.Addr(addr), Valid: "host:port, zk://[user:password@]host:port, comma-separated for an ensemble"}
 		}
 		if u.User != nil {
 			p, _ := u.User.Password()
@@ -84,7 +84,7 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 	for _, s := range strings.Split(rest, ",") {
 		s = strings.TrimSpace(s)
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return nil, &AddrError{Value: Redact(addr), Valid: "host:port, zk://[user:password@]host:port, comma-separated for an ensemble"}
+			return nil, &AddrError{Value: redact.Addr(addr), Valid: "host:port, zk://[user:password@]host:port, comma-separated for an ensemble"}
 		}
 		c.Servers = append(c.Servers, s)
 	}
@@ -230,9 +230,6 @@ func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	}
 	return b.String(), nil
 }
-
-// Redact replaces the password of an address with *** (see redis.Redact).
-func Redact(s string) string { return redis.Redact(s) }
 
 // silent is the go-zookeeper logger lockbench gives it: the client logs every reconnect,
 // which a lease-expiry fault provokes by the dozen.

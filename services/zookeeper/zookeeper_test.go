@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/redact"
 	"github.com/lockbench/lockbench/services/internal/servicetest"
 	"github.com/lockbench/lockbench/services/zookeeper"
 	"github.com/lockbench/lockbench/workload"
@@ -32,7 +33,7 @@ func conn(t *testing.T) *zookeeper.Conn {
 // go-zookeeper races (see reconnect_test.go) — and there is no fault here to cause it.
 func TestLockExcludes(t *testing.T) {
 	c := conn(t)
-	r, _ := servicetest.RunUntil(t, zookeeper.Backend{Conn: c}, nil, time.Minute, 10*time.Second,
+	r, _ := servicetest.RunUntil(t, zookeeper.Backend(c), nil, time.Minute, 10*time.Second,
 		servicetest.Phase(zookeeper.Name, 10*time.Second, nil), servicetest.AcquiredAtLeast(500))
 	if r.Acquired == 0 || r.Safety.Overlaps != 0 || r.Verdict != "safe" || r.Errors != 0 {
 		t.Fatalf("zk-lock without faults: %d acquired, %d errors, verdict %q, safety %+v; want acquires, no overlap, safe", r.Acquired, r.Errors, r.Verdict, r.Safety)
@@ -65,7 +66,7 @@ func TestLockExcludes(t *testing.T) {
 func TestProcessPauseFenced(t *testing.T) {
 	c := conn(t)
 	fault := "process-pause:p=0.3,d=2s"
-	r := servicetest.Run(t, zookeeper.Backend{Conn: c}, 10*time.Second, 8*time.Second,
+	r := servicetest.Run(t, zookeeper.Backend(c), 10*time.Second, 8*time.Second,
 		servicetest.Phase(zookeeper.Name, time.Second, func(ph *workload.Phase) {
 			ph.Hold, ph.Faults = servicetest.Hold(t, "200ms"), []string{fault}
 		}))[0]
@@ -81,7 +82,7 @@ func TestDialErrorsHidePasswords(t *testing.T) {
 	for _, addr := range []string{"http://alice:s3cret@host:2181", "zk://alice:s3cret@host"} {
 		_, err := zookeeper.Dial(context.Background(), addr)
 		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "valid:") {
-			t.Errorf("Dial(%s): %v; want an error naming the valid forms, without the password", zookeeper.Redact(addr), err)
+			t.Errorf("Dial(%s): %v; want an error naming the valid forms, without the password", redact.Addr(addr), err)
 		}
 	}
 }
