@@ -185,7 +185,8 @@ type phase struct {
 	prefix  string                  // every key of the phase starts with it
 	state   []keyState              // per key: its name, built once, and the oracle's view of it
 	rec     *recorder
-	origin  time.Time // monotonic origin of keyState timestamps
+	holdErr holdErrors // how late the measured holds ended
+	origin  time.Time  // monotonic origin of keyState timestamps
 	seed    uint64
 
 	// Open loop: the measured window is the arrivals due in [winStart, winEnd), however late
@@ -686,10 +687,11 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			MaxHolders:       uint64(p.rec.maxHolders.Load()),
 			Fencing:          p.info.Fencing,
 		},
-		Fairness:  p.rec.fairness(),
-		Faults:    p.ph.Faults,
-		Timeline:  timeline,
-		Intervals: intervals,
+		HoldErrorUS: p.holdErr.percentiles(),
+		Fairness:    p.rec.fairness(),
+		Faults:      p.ph.Faults,
+		Timeline:    timeline,
+		Intervals:   intervals,
 	}
 	if window > 0 {
 		r.AcquireRate = float64(t.acquired) / window.Seconds()

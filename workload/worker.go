@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -24,9 +23,10 @@ type worker struct {
 	src   rand.PCG
 	rng   *rand.Rand // over src
 	pick  keyPicker
-	actx  *acquireCtx // bounds each acquire by the acquire timeout
-	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
-	lives int         // how many of its holders died (holder-crash): each made a new owner
+	actx  *acquireCtx   // bounds each acquire by the acquire timeout
+	timer *time.Timer   // open loop: waits for long-off arrivals; made on first use
+	wake  chan struct{} // the hold timer wakes it here (holdFor); made on first use
+	lives int           // how many of its holders died (holder-crash): each made a new owner
 
 	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
 	// section flags; made once with room for the set, refilled by choose. One key's live in
@@ -449,12 +449,12 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 func (p *phase) work(ctx context.Context, w *worker, m bool) (renewed time.Time, dead bool) {
 	hold := p.ph.Hold.sample(w.rng)
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
-		holdFor(ctx, hold)
+		p.holdFor(ctx, w, hold, m)
 		return time.Time{}, p.stall(ctx, w)
 	}
-	holdFor(ctx, hold/2)
+	p.holdFor(ctx, w, hold/2, m)
 	nested := p.reenter(ctx, w, m)
-	holdFor(ctx, hold-hold/2)
+	p.holdFor(ctx, w, hold-hold/2, m)
 	if p.stall(ctx, w) {
 		return time.Time{}, true
 	}
@@ -609,33 +609,19 @@ func (p *phase) failed(w *worker, err error, op string, m bool) {
 	}
 }
 
-// spinWindow is how much of a hold is spun rather than slept, and spinners how many
-// holders spin at once.
-const spinWindow = 1500 * time.Microsecond
-
-var spinners atomic.Int32
-
-// holdFor keeps a holder in its critical section for d. Sleeping is not precise enough: Go's
-// timers wake through epoll with millisecond timeouts, so (measured on this project's 2-core
-// VM) a 500µs sleep lasts 1.1ms and a 1ms one 1.14ms — holds far longer than asked. And an
-// idle CPU makes the next Redis command slow (28µs for a SET sent back-to-back, 120-190µs
-// for one sent after a sleep), a penalty the release would charge to the strategy although a
-// real critical section doing work never idles. So the last spinWindow of a hold is spun,
-// by at most GOMAXPROCS holders at a time; the others sleep, when the CPU is busy anyway.
-func holdFor(ctx context.Context, d time.Duration) {
-	if d <= 0 {
+// holdFor keeps w in its critical section for d, or until ctx ends. The process's hold
+// timer ends it (holdtimer.go): exact to tens of microseconds, with one goroutine spinning
+// for every holder of the process rather than each spinning its own. How late each measured
+// hold ended is counted for the result (hold_error_us).
+func (p *phase) holdFor(ctx context.Context, w *worker, d time.Duration, m bool) {
+	if d <= 0 || ctx.Err() != nil {
 		return
 	}
-	deadline := time.Now().Add(d)
-	if d > spinWindow && !clock.Sleep(ctx, d-spinWindow) {
-		return
+	if w.wake == nil {
+		w.wake = make(chan struct{}, 1)
 	}
-	if spinners.Add(1) <= int32(runtime.GOMAXPROCS(0)) {
-		for ctx.Err() == nil && time.Now().Before(deadline) {
-			runtime.Gosched()
-		}
-	} else {
-		clock.Sleep(ctx, time.Until(deadline))
+	late, ok := processHolds().hold(ctx, d, w.wake)
+	if ok && m && p.rec.on.Load() {
+		p.holdErr.add(late)
 	}
-	spinners.Add(-1)
 }
