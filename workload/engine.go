@@ -570,10 +570,12 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 
 // collect runs the measured window, which recording opened at from: once a second it
 // merges the shards' last second into the timeline (its times count from start) and
-// reports progress. When the window's time is up, finish (if any) runs while the sampling
+// reports progress. When the window's time is up — the duration from from, however late
+// a loaded machine ran the warm-up's end and the cost probe (100,000 workers' commands
+// ahead of it once made a 1s window 40µs long) — finish (if any) runs while the sampling
 // goes on; collect returns after it, or when ctx ends, with the time of the last sample.
 func (p *phase) collect(ctx context.Context, start, from time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval, time.Time) {
-	end := time.NewTimer(time.Until(start.Add(p.cfg.Duration)))
+	end := time.NewTimer(time.Until(from.Add(p.cfg.Duration)))
 	defer end.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
