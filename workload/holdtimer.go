@@ -113,7 +113,7 @@ func newHoldTimer(s sleeper) *holdTimer {
 
 // hold parks the calling goroutine until d has passed, woken through wake (its own
 // channel, buffered 1, used by one holder at a time). It returns how late it came back, or
-// ok false when ctx ended first.
+// ok false when ctx ended first; a hold of shortWait or less ends on time whatever ctx does.
 func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{}) (late time.Duration, ok bool) {
 	deadline := holdClock() + int64(d)
 	select { // a wake left over from a hold cut short
@@ -121,7 +121,10 @@ func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{
 	default:
 	}
 	h.add(deadline, wake)
-	done := ctx.Done()
+	var done <-chan struct{} // a short hold does not take the lock of ctx's channel, shared by every worker
+	if d > shortWait {
+		done = ctx.Done()
+	}
 	for {
 		select {
 		case <-wake:

@@ -49,11 +49,11 @@ func TestHoldTimerIgnoresALeftoverWake(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, ok := h.hold(ctx, 2*time.Millisecond, wake); ok { // its entry fires in 2ms
+	if _, ok := h.hold(ctx, 2*shortWait, wake); ok { // its entry fires later
 		t.Fatal("a hold under an ended context reported complete")
 	}
 	wake <- struct{}{} // as if an earlier entry had fired already
-	for _, d := range []time.Duration{30 * time.Millisecond, 20 * time.Microsecond} {
+	for _, d := range []time.Duration{3 * shortWait, 20 * time.Microsecond} {
 		start := time.Now()
 		if _, ok := h.hold(context.Background(), d, wake); !ok {
 			t.Fatal("hold cut short under a live context")
