@@ -50,18 +50,20 @@ type holdTimer struct {
 }
 
 // sleeper is the timing goroutine's sleep: arm sets it to end d from now (d > 0; an
-// earlier arm is replaced), disarm unsets it, and wait blocks until it ends (or returns
-// early: the timing goroutine looks at the heap again either way). arm and disarm are
-// called under holdTimer.mu, wait without it.
+// earlier arm is replaced), and wait blocks until it ends (or returns early: the timing
+// goroutine looks at the heap again either way). arm is called under holdTimer.mu, wait
+// without it.
 type sleeper interface {
 	arm(d time.Duration)
-	disarm()
 	wait()
 }
 
 const (
 	minWindow = 50 * time.Microsecond
-	maxWindow = 2 * time.Millisecond
+	// maxWindow bounds the spin per deadline: where wake-ups are later than that (a machine
+	// whose CPUs other work keeps busy), spinning longer would not keep the holds on time
+	// either — the spinner waits for a CPU like the rest — and the holds' error says so.
+	maxWindow = 500 * time.Microsecond
 	// windowMargin is added to the observed lateness of the sleeper's wake-ups.
 	windowMargin = 30 * time.Microsecond
 )
@@ -168,9 +170,7 @@ func (h *holdTimer) run() {
 			if len(h.due) > 0 {
 				h.armedAt = h.due[0].at - h.window.Load()
 				h.sleeper.arm(time.Duration(h.armedAt - now))
-			} else {
-				h.sleeper.disarm()
-			}
+			} // else the sleeper is not armed: it ended the last sleep, or was never set
 			h.mu.Unlock()
 			h.sleeper.wait()
 			h.mu.Lock()

@@ -8,7 +8,7 @@ import (
 )
 
 // defaultWindow is the spin before a deadline until the sleeper's lateness is known.
-const defaultWindow = 300 * time.Microsecond
+const defaultWindow = 200 * time.Microsecond
 
 // timerfdSleeper sleeps on a timerfd in Go's netpoller: the kernel's high-resolution timer
 // ends the sleep, where a Go timer ends it within a millisecond (epoll's timeout). Measured
@@ -32,10 +32,6 @@ func newSleeper() sleeper {
 func (s *timerfdSleeper) arm(d time.Duration) {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(d, 1)))}
 	_ = unix.TimerfdSettime(s.fd, 0, &spec, nil)
-}
-
-func (s *timerfdSleeper) disarm() {
-	_ = unix.TimerfdSettime(s.fd, 0, &unix.ItimerSpec{}, nil)
 }
 
 func (s *timerfdSleeper) wait() {

@@ -2,9 +2,8 @@
 
 package workload
 
-import "time"
-
-// defaultWindow is the spin before a deadline until the sleeper's lateness is known.
-const defaultWindow = 1500 * time.Microsecond
+// defaultWindow is the spin before a deadline until the sleeper's lateness is known: a Go
+// timer's wake-ups can be a millisecond late, more than maxWindow.
+const defaultWindow = maxWindow
 
 func newSleeper() sleeper { return newTimerSleeper() }

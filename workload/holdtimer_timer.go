@@ -13,5 +13,4 @@ func newTimerSleeper() *timerSleeper {
 }
 
 func (s *timerSleeper) arm(d time.Duration) { s.t.Reset(max(d, 1)) }
-func (s *timerSleeper) disarm()             { s.t.Stop() }
 func (s *timerSleeper) wait()               { <-s.t.C }
