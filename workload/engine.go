@@ -423,7 +423,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	var cost Cost
 	unanswered := false // the lock server did not answer the cost read: frozen or gone
 	if !o.NoCost && costErr == nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.probeTimeout())
 		cost, costErr = stopCost(cctx)
 		cancel()
 		// Without faults nothing was meant to stop the server: a read it left unanswered is
@@ -519,6 +519,17 @@ const drainGrace = 3 * time.Second
 // server: a frozen server must not hold the run up for as long as the client takes to give
 // up on its connection (about 10s), and a read it leaves unanswered says it was frozen.
 const probeTimeout = 5 * time.Second
+
+// probeWait is how much longer the cost read at the window's end may take per worker: it
+// shares the lock server's connections with the workers, and waits behind the commands
+// they have in flight, one each at most — with 100,000 workers on a loaded 2-core machine,
+// more than the 5 s a frozen server is given, which made a busy run read "inconclusive".
+const probeWait = 50 * time.Microsecond
+
+// probeTimeout bounds the phase's cost read at the window's end.
+func (p *phase) probeTimeout() time.Duration {
+	return probeTimeout + time.Duration(p.ph.Concurrency())*probeWait
+}
 
 // meet waits for the other processes of a multi-machine run at this phase's point.
 func (p *phase) meet(ctx context.Context, point string) error {
