@@ -169,7 +169,11 @@ type Result struct {
 	Source string `json:"source,omitempty"`
 
 	LatencyUS Latencies `json:"latency_us"`
-	Safety    Safety    `json:"safety"`
+	// HoldErrorUS is how much later than asked the measured holds ended (the hold the
+	// critical section was asked to last, --hold, against the time it lasted; never
+	// earlier), in µs; omitted when nothing held for a time (--hold 0).
+	HoldErrorUS *Percentiles `json:"hold_error_us,omitempty"`
+	Safety      Safety       `json:"safety"`
 	// Verdict is what the oracle concluded (see Judge), or "inconclusive: why" when the run
 	// cannot support a verdict (see Verdict).
 	Verdict string `json:"verdict"`

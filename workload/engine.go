@@ -185,7 +185,8 @@ type phase struct {
 	prefix  string                  // every key of the phase starts with it
 	state   []keyState              // per key: its name, built once, and the oracle's view of it
 	rec     *recorder
-	origin  time.Time // monotonic origin of keyState timestamps
+	holdErr holdErrors // how late the measured holds ended
+	origin  time.Time  // monotonic origin of keyState timestamps
 	seed    uint64
 
 	// Open loop: the measured window is the arrivals due in [winStart, winEnd), however late
@@ -422,7 +423,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	var cost Cost
 	unanswered := false // the lock server did not answer the cost read: frozen or gone
 	if !o.NoCost && costErr == nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.probeTimeout())
 		cost, costErr = stopCost(cctx)
 		cancel()
 		// Without faults nothing was meant to stop the server: a read it left unanswered is
@@ -519,6 +520,17 @@ const drainGrace = 3 * time.Second
 // up on its connection (about 10s), and a read it leaves unanswered says it was frozen.
 const probeTimeout = 5 * time.Second
 
+// probeWait is how much longer the cost read at the window's end may take per worker: it
+// shares the lock server's connections with the workers, and waits behind the commands
+// they have in flight, one each at most — with 100,000 workers on a loaded 2-core machine,
+// more than the 5 s a frozen server is given, which made a busy run read "inconclusive".
+const probeWait = 50 * time.Microsecond
+
+// probeTimeout bounds the phase's cost read at the window's end.
+func (p *phase) probeTimeout() time.Duration {
+	return probeTimeout + time.Duration(p.ph.Concurrency())*probeWait
+}
+
 // meet waits for the other processes of a multi-machine run at this phase's point.
 func (p *phase) meet(ctx context.Context, point string) error {
 	if p.cfg.Barrier == nil {
@@ -569,10 +581,12 @@ func (p *phase) warmup(ctx context.Context, start time.Time, progress func(Progr
 
 // collect runs the measured window, which recording opened at from: once a second it
 // merges the shards' last second into the timeline (its times count from start) and
-// reports progress. When the window's time is up, finish (if any) runs while the sampling
+// reports progress. When the window's time is up — the duration from from, however late
+// a loaded machine ran the warm-up's end and the cost probe (100,000 workers' commands
+// ahead of it once made a 1s window 40µs long) — finish (if any) runs while the sampling
 // goes on; collect returns after it, or when ctx ends, with the time of the last sample.
 func (p *phase) collect(ctx context.Context, start, from time.Time, progress func(Progress), finish func()) ([]report.Second, []report.Interval, time.Time) {
-	end := time.NewTimer(time.Until(start.Add(p.cfg.Duration)))
+	end := time.NewTimer(time.Until(from.Add(p.cfg.Duration)))
 	defer end.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -686,10 +700,11 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 			MaxHolders:       uint64(p.rec.maxHolders.Load()),
 			Fencing:          p.info.Fencing,
 		},
-		Fairness:  p.rec.fairness(),
-		Faults:    p.ph.Faults,
-		Timeline:  timeline,
-		Intervals: intervals,
+		HoldErrorUS: p.holdErr.percentiles(),
+		Fairness:    p.rec.fairness(),
+		Faults:      p.ph.Faults,
+		Timeline:    timeline,
+		Intervals:   intervals,
 	}
 	if window > 0 {
 		r.AcquireRate = float64(t.acquired) / window.Seconds()

@@ -61,6 +61,9 @@ func TestRunMeasuresSafeStrategies(t *testing.T) {
 		if hold := r.LatencyUS.Hold.P50; hold < 100 {
 			t.Errorf("%s: hold p50 %dµs below the configured 100µs", r.Strategy, hold)
 		}
+		if e := r.HoldErrorUS; e == nil || e.Count == 0 || e.Count > r.Acquired+50 {
+			t.Errorf("%s: hold error %+v, want one per measured hold (%d acquired)", r.Strategy, e, r.Acquired)
+		}
 		if !r.Redis.Measured || r.Redis.CommandsPerAcquire < 2 {
 			t.Errorf("%s: Redis cost not measured: %+v", r.Strategy, r.Redis)
 		}

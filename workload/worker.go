@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -24,9 +23,12 @@ type worker struct {
 	src   rand.PCG
 	rng   *rand.Rand // over src
 	pick  keyPicker
-	actx  *acquireCtx // bounds each acquire by the acquire timeout
-	timer *time.Timer // open loop: waits for long-off arrivals; made on first use
-	lives int         // how many of its holders died (holder-crash): each made a new owner
+	actx  *acquireCtx   // bounds each acquire by the acquire timeout
+	timer *time.Timer   // open loop: waits for long-off arrivals; made on first use
+	wake  chan struct{} // the hold timer wakes it here (holdFor); made on first use
+	cyc   cycleState
+	ctx   context.Context // the worker's: the phase's work, as the faults see it
+	lives int             // how many of its holders died (holder-crash): each made a new owner
 
 	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
 	// section flags; made once with room for the set, refilled by choose. One key's live in
@@ -105,16 +107,11 @@ func (p *phase) choose(w *worker) {
 // which inside the warm-up or the window would be load that never came (issue 30, item 5).
 func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.WaitGroup, progress func(StartUp)) (release func(), err error) {
 	n := p.ph.Concurrency()
-	body := p.closedWorker
-	if p.ph.Rate > 0 {
-		body = p.openWorker
-	}
 	gate := make(chan struct{})
 	p.actxs = make([]*acquireCtx, n)
 	p.stopEnds = endAll(kill, p.actxs)
 	release = sync.OnceFunc(func() { close(gate) })
-	var parked sync.WaitGroup
-	var started atomic.Int64
+	st := &starter{work: work, kill: kill, gate: gate}
 	began := time.Now()
 	spawned := make(chan struct{})
 	go func() {
@@ -123,21 +120,13 @@ func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.Wait
 			if id%1024 == 0 && ctx.Err() != nil {
 				break
 			}
-			parked.Add(1)
-			workers.Go(func() {
-				wctx := p.workerContext(work, id)
-				w := p.newWorker(wctx, kill, id)
-				defer w.actx.close()
-				started.Add(1)
-				parked.Done()
-				parkGrown(gate)
-				body(wctx, w)
-			})
+			st.parked.Add(1)
+			workers.Go(func() { p.runWorker(st, id) })
 		}
-		parked.Wait()
+		st.parked.Wait()
 	}()
 	report := func(done bool) {
-		progress(StartUp{Workers: n, Started: int(started.Load()), Elapsed: time.Since(began), Done: done})
+		progress(StartUp{Workers: n, Started: int(st.started.Load()), Elapsed: time.Since(began), Done: done})
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -155,14 +144,51 @@ func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.Wait
 	}
 }
 
+// starter is what the workers of a phase start with.
+type starter struct {
+	work, kill context.Context
+	gate       <-chan struct{}
+	started    atomic.Int64 // made and parked
+	parked     sync.WaitGroup
+}
+
+// runWorker is worker id's goroutine: made, parked at the gate, then its loop. Its frame
+// and the loop's stay small, as every byte of them is under the deepest wait of every
+// cycle (see parkFrame).
+func (p *phase) runWorker(st *starter, id int) {
+	w := p.startWorker(st, id)
+	if p.ph.Rate > 0 {
+		p.openWorker(w.ctx, w)
+	} else {
+		p.closedWorker(w.ctx, w)
+	}
+	w.actx.close()
+}
+
+// startWorker makes worker id and parks it at the gate.
+//
+//go:noinline
+func (p *phase) startWorker(st *starter, id int) *worker {
+	wctx := p.workerContext(st.work, id)
+	w := p.newWorker(wctx, st.kill, id)
+	w.ctx = wctx
+	st.started.Add(1)
+	st.parked.Done()
+	parkGrown(st.gate)
+	return w
+}
+
 // parkFrame is the frame a worker parks in. A goroutine starts on a 2 KiB stack, and a
-// cycle needs more (token's, at its deepest wait inside rueidis, holds 3.5 KiB): it would
-// grow in steps, copying its stack twice and touching memory for each size, as the warm-up
-// begins — a hundred thousand workers at once. Parking in a 3 KiB frame grows the stack to
-// 8 KiB in one step during the start-up, and keeps it there while parked (the garbage
-// collector halves a stack less than a quarter used); the 2 KiB one it leaves is the next
-// worker's. A strategy that needs more grows it further in its first cycle, as before.
-const parkFrame = 3 << 10
+// cycle needs more: token's, at its deepest wait (inside rueidis, in the acquire), holds
+// 3.0 KiB, and a frame may only begin 928 bytes above the stack's end. It would grow as the
+// warm-up begins — a hundred thousand workers at once. Parking in a 1.5 KiB frame grows
+// the stack to 4 KiB in one step during the start-up, where the deepest wait fits; the 2
+// KiB one it leaves is the next worker's. It used to need 3.5 KiB, and 8 KiB stacks: the
+// cycle's own frame (512 bytes) lay under the acquire's wait, and with it the fleet's
+// stacks took twice the memory (800 MB for 100,000 workers). Now cycle keeps only the
+// acquire and the release in its small frame (enter and leave hold the rest). A strategy
+// that needs more grows it further in its first cycle.
+const parkFrame = 1536
 
 //go:noinline
 func parkGrown(gate <-chan struct{}) {
@@ -207,8 +233,13 @@ func (p *phase) openWorker(ctx context.Context, w *worker) {
 }
 
 // shortWait is the longest wait for an arrival that ignores the phase's end: a plain sleep,
-// with no channel shared by every worker to select on.
-const shortWait = 2 * time.Millisecond
+// with no channel shared by every worker to select on. A free worker claims the next
+// arrival nobody has claimed, so the free workers between them hold the next arrivals: at
+// half the spread's rate (82,000/s) with 1,000 workers, a claim is about 11 ms ahead of its
+// arrival. With 2 ms here nearly every arrival's wait selected on the phase's done channel,
+// one lock for all the workers taken twice per arrival; with 25 ms none does, and the
+// phase's end waits at most that long for a sleeping worker.
+const shortWait = 25 * time.Millisecond
 
 // waitUntil sleeps until t; false if ctx ended first.
 func (w *worker) waitUntil(ctx context.Context, t time.Time) bool {
@@ -256,17 +287,50 @@ func (p *phase) measured(t time.Time) bool {
 // strategies), write again, leave, release. Every key of a lock set is a resource of its
 // own, entered, written and left as one key is. Latencies count from intended: the moment
 // the acquire was due (open loop) or began (closed loop).
+//
+// The acquire and the release run in this small frame, the rest of the cycle in enter's
+// and leave's: a worker waits longest, and deepest, inside its acquire and its release,
+// and its stack must hold every frame under those waits (see parkFrame). What the cycle
+// carries from one part to the next is in w.cyc.
 func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
-	m := p.measured(intended)
-	began := time.Now()
-	lease, err := p.acquire(w.actx.start(began, p.cfg.AcquireTimeout), w)
+	c := &w.cyc
+	c.intended, c.began = intended, time.Now()
+	lease, err := p.acquire(w.actx.start(c.began, p.cfg.AcquireTimeout), w)
 	w.actx.stop()
-	got := time.Now()
+	c.got = time.Now()
 	if err != nil {
-		p.acquireFailed(ctx, w, err, m)
+		p.acquireFailed(ctx, w, err, p.measured(intended))
 		return
 	}
+	c.lease = lease
+	if p.enter(ctx, w) {
+		p.leave(w, p.release(ctx, w, lease, c.m))
+	}
+	c.lease = nil
+}
 
+// cycleState is what a cycle carries from its acquire through enter to leave.
+type cycleState struct {
+	intended, began, got time.Time // the acquire was due, began, returned
+	renewed              time.Time // how far re-entries extended the lease (work)
+	relStart             time.Time // the release was announced
+	lease                strategies.Lease
+	m                    bool // measured
+	exclusive            bool
+	handoffUS            int64
+	fence                uint64
+	successors           uint64 // a bit per key of the set someone later is inside of
+}
+
+// enter is the cycle from the acquire to the release: the oracle's entry, the writes, the
+// hold, the exit; false when the holder died inside (holder-crash) and releases nothing.
+//
+//go:noinline
+func (p *phase) enter(ctx context.Context, w *worker) bool {
+	c := &w.cyc
+	lease, began, got := c.lease, c.began, c.got
+	m := p.measured(c.intended)
+	c.m = m
 	handoffUS := int64(-1)
 	for _, k := range w.held {
 		if d, ok := p.state[k].handoff(w.id, int64(began.Sub(p.origin)), int64(got.Sub(p.origin))); ok && handoffUS < 0 {
@@ -304,8 +368,8 @@ func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 	}
 	renewed, dead := p.work(ctx, w, m)
 	if dead {
-		p.died(w, lease, m, intended, got, handoffUS)
-		return
+		p.died(w, lease, m, c.intended, got, handoffUS)
+		return false
 	}
 
 	// The last write. A holder told to (--on-lost abort) first checks that its lease still
@@ -348,7 +412,18 @@ func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 		}
 		ks.released(w.id, int64(relStart.Sub(p.origin)))
 	}
-	rel := p.release(ctx, w, lease, m)
+	c.exclusive, c.handoffUS, c.fence, c.successors, c.renewed, c.relStart = exclusive, handoffUS, fence, successors, renewed, relStart
+	return true
+}
+
+// leave is the cycle after its release (rel): what the release tells the oracle, and the
+// recording.
+//
+//go:noinline
+func (p *phase) leave(w *worker, rel releaseOutcome) {
+	c := &w.cyc
+	lease, began, got, intended, renewed, relStart := c.lease, c.began, c.got, c.intended, c.renewed, c.relStart
+	m, exclusive, handoffUS, fence, successors := c.m, c.exclusive, c.handoffUS, c.fence, c.successors
 	relEnd := time.Now()
 	for i, k := range w.held {
 		ks, entry := &p.state[k], w.entries[i]
@@ -449,12 +524,12 @@ func (p *phase) count(m bool, c *atomic.Uint64) {
 func (p *phase) work(ctx context.Context, w *worker, m bool) (renewed time.Time, dead bool) {
 	hold := p.ph.Hold.sample(w.rng)
 	if p.cfg.Reentry == 0 || !p.info.Reentrant {
-		holdFor(ctx, hold)
+		p.holdFor(ctx, w, hold, m)
 		return time.Time{}, p.stall(ctx, w)
 	}
-	holdFor(ctx, hold/2)
+	p.holdFor(ctx, w, hold/2, m)
 	nested := p.reenter(ctx, w, m)
-	holdFor(ctx, hold-hold/2)
+	p.holdFor(ctx, w, hold-hold/2, m)
 	if p.stall(ctx, w) {
 		return time.Time{}, true
 	}
@@ -609,33 +684,19 @@ func (p *phase) failed(w *worker, err error, op string, m bool) {
 	}
 }
 
-// spinWindow is how much of a hold is spun rather than slept, and spinners how many
-// holders spin at once.
-const spinWindow = 1500 * time.Microsecond
-
-var spinners atomic.Int32
-
-// holdFor keeps a holder in its critical section for d. Sleeping is not precise enough: Go's
-// timers wake through epoll with millisecond timeouts, so (measured on this project's 2-core
-// VM) a 500µs sleep lasts 1.1ms and a 1ms one 1.14ms — holds far longer than asked. And an
-// idle CPU makes the next Redis command slow (28µs for a SET sent back-to-back, 120-190µs
-// for one sent after a sleep), a penalty the release would charge to the strategy although a
-// real critical section doing work never idles. So the last spinWindow of a hold is spun,
-// by at most GOMAXPROCS holders at a time; the others sleep, when the CPU is busy anyway.
-func holdFor(ctx context.Context, d time.Duration) {
-	if d <= 0 {
+// holdFor keeps w in its critical section for d, or until ctx ends. The process's hold
+// timer ends it (holdtimer.go): exact to tens of microseconds, with one goroutine spinning
+// for every holder of the process rather than each spinning its own. How late each measured
+// hold ended is counted for the result (hold_error_us).
+func (p *phase) holdFor(ctx context.Context, w *worker, d time.Duration, m bool) {
+	if d <= 0 || ctx.Err() != nil {
 		return
 	}
-	deadline := time.Now().Add(d)
-	if d > spinWindow && !clock.Sleep(ctx, d-spinWindow) {
-		return
+	if w.wake == nil {
+		w.wake = make(chan struct{}, 1)
 	}
-	if spinners.Add(1) <= int32(runtime.GOMAXPROCS(0)) {
-		for ctx.Err() == nil && time.Now().Before(deadline) {
-			runtime.Gosched()
-		}
-	} else {
-		clock.Sleep(ctx, time.Until(deadline))
+	late, ok := processHolds().hold(ctx, d, w.wake)
+	if ok && m && p.rec.on.Load() {
+		p.holdErr.add(late)
 	}
-	spinners.Add(-1)
 }

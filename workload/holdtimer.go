@@ -1,0 +1,220 @@
+package workload
+
+import (
+	"container/heap"
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// holdTimer ends the process's holds on time with at most one goroutine spinning, however
+// many holders there are (issue 32, item 3).
+//
+// A holder's sleep cannot end it: Go's timers wake through epoll with millisecond timeouts,
+// so (measured on this project's 2-core VM) a 500µs sleep lasts 1.1ms and a 1ms one
+// 1.14ms. Holders used to spin their last 1.5 ms each, which on a hot key (100 workers, hold
+// 1 ms, about 850 holds a second) kept a core busy for nothing: 1.25 ms of CPU per acquire.
+//
+// Here a holder registers its deadline and parks on its own channel. One timing goroutine
+// keeps the deadlines in a heap, sleeps until the earliest is a window away, spins (yielding
+// to whatever else is runnable) through that window and wakes the holder at its deadline,
+// on the processor it spins on: the holder runs next there. The sleep is one the kernel
+// ends precisely (a timerfd in the netpoller on Linux: holdtimer_linux.go; a Go timer
+// elsewhere), and the window is what the last wake-ups were late by (about the 97th
+// percentile of the last 64, plus a margin, between minWindow and maxWindow), so a quiet
+// machine spins little and a busy one enough to stay on time. The spinning is the timing
+// goroutine's alone: while nobody holds, or the next deadline is far, nothing spins.
+//
+// A holder never leaves early: it checks the clock when woken, and parks again when a wake
+// came before its deadline (one left over from a hold its context cut short).
+type holdTimer struct {
+	mu       sync.Mutex
+	due      holdHeap
+	sleeping bool  // the timing goroutine waits for its sleeper; add arms it for an earlier deadline
+	armedAt  int64 // when the sleeper is set to wake, in holdClock ns; 0 = not armed
+	sleeper  sleeper
+
+	// While it spins, the timing goroutine spins until earliest: add lowers it for an
+	// earlier deadline.
+	earliest atomic.Int64
+
+	window  atomic.Int64 // ns: how long before a deadline the sleep ends and the spin begins
+	late    [64]int64    // the last wake-ups' lateness, ns (timing goroutine only)
+	nLate   int
+	spinsNS atomic.Int64 // time spent spinning, for tests and the docs
+	spinner atomic.Int32 // goroutines spinning now: 0 or 1
+	maxSpin atomic.Int32 // the most that ever spun at once
+}
+
+// sleeper is the timing goroutine's sleep: arm sets it to end d from now (d > 0; an
+// earlier arm is replaced), and wait blocks until it ends (or returns early: the timing
+// goroutine looks at the heap again either way). arm is called under holdTimer.mu, wait
+// without it.
+type sleeper interface {
+	arm(d time.Duration)
+	wait()
+}
+
+const (
+	minWindow = 50 * time.Microsecond
+	// maxWindow bounds the spin per deadline: where wake-ups are later than that (a machine
+	// whose CPUs other work keeps busy), spinning longer would not keep the holds on time
+	// either — the spinner waits for a CPU like the rest — and the holds' error says so.
+	maxWindow = 500 * time.Microsecond
+	// windowMargin is added to the observed lateness of the sleeper's wake-ups.
+	windowMargin = 30 * time.Microsecond
+)
+
+type holdEntry struct {
+	at   int64 // deadline, holdClock ns
+	wake chan struct{}
+}
+
+type holdHeap []holdEntry
+
+func (h holdHeap) Len() int           { return len(h) }
+func (h holdHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h holdHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *holdHeap) Push(x any)        { *h = append(*h, x.(holdEntry)) }
+func (h *holdHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = holdEntry{}
+	*h = old[:len(old)-1]
+	return e
+}
+
+// holdOrigin is holdClock's zero: the monotonic clock as nanoseconds.
+var holdOrigin = time.Now()
+
+func holdClock() int64 { return int64(time.Since(holdOrigin)) }
+
+var (
+	holdsOnce sync.Once
+	holds     *holdTimer
+)
+
+// processHolds is the process's hold timer, started on first use; its goroutine lives as
+// long as the process, parked while nobody holds.
+func processHolds() *holdTimer {
+	holdsOnce.Do(func() {
+		holds = newHoldTimer(newSleeper())
+		go holds.run()
+	})
+	return holds
+}
+
+func newHoldTimer(s sleeper) *holdTimer {
+	h := &holdTimer{sleeper: s}
+	h.window.Store(int64(defaultWindow))
+	return h
+}
+
+// hold parks the calling goroutine until d has passed, woken through wake (its own
+// channel, buffered 1, used by one holder at a time). It returns how late it came back, or
+// ok false when ctx ended first; a hold of shortWait or less ends on time whatever ctx does.
+func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{}) (late time.Duration, ok bool) {
+	deadline := holdClock() + int64(d)
+	select { // a wake left over from a hold cut short
+	case <-wake:
+	default:
+	}
+	h.add(deadline, wake)
+	var done <-chan struct{} // a short hold does not take the lock of ctx's channel, shared by every worker
+	if d > shortWait {
+		done = ctx.Done()
+	}
+	for {
+		select {
+		case <-wake:
+		case <-done:
+			return 0, false
+		}
+		if now := holdClock(); now >= deadline {
+			return time.Duration(now - deadline), true
+		}
+	}
+}
+
+func (h *holdTimer) add(at int64, wake chan struct{}) {
+	h.mu.Lock()
+	heap.Push(&h.due, holdEntry{at: at, wake: wake})
+	if h.sleeping {
+		if start := at - h.window.Load(); h.armedAt == 0 || start < h.armedAt {
+			h.armedAt = start
+			h.sleeper.arm(time.Duration(max(start-holdClock(), 1)))
+		}
+	} else if at < h.earliest.Load() {
+		h.earliest.Store(at)
+	}
+	h.mu.Unlock()
+}
+
+// run is the timing goroutine: wake the holders due, then sleep or spin until the next.
+func (h *holdTimer) run() {
+	h.mu.Lock()
+	for {
+		now := holdClock()
+		for len(h.due) > 0 && h.due[0].at <= now {
+			e := heap.Pop(&h.due).(holdEntry)
+			select {
+			case e.wake <- struct{}{}:
+			default: // a wake is pending already
+			}
+		}
+		if len(h.due) == 0 || h.due[0].at-now > h.window.Load() {
+			h.sleeping, h.armedAt = true, 0
+			if len(h.due) > 0 {
+				h.armedAt = h.due[0].at - h.window.Load()
+				h.sleeper.arm(time.Duration(h.armedAt - now))
+			} // else the sleeper is not armed: it ended the last sleep, or was never set
+			h.mu.Unlock()
+			h.sleeper.wait()
+			h.mu.Lock()
+			woke := holdClock()
+			if h.armedAt != 0 && woke >= h.armedAt {
+				h.observe(woke - h.armedAt)
+			}
+			h.sleeping, h.armedAt = false, 0
+			h.earliest.Store(1<<63 - 1)
+			continue
+		}
+		h.earliest.Store(h.due[0].at)
+		h.mu.Unlock()
+		h.spin()
+		h.mu.Lock()
+		h.earliest.Store(1<<63 - 1)
+	}
+}
+
+// spin yields until the earliest deadline has come.
+func (h *holdTimer) spin() {
+	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
+		h.maxSpin.Store(n)
+	}
+	from := holdClock()
+	now := from
+	for now < h.earliest.Load() {
+		runtime.Gosched()
+		now = holdClock()
+	}
+	h.spinsNS.Add(now - from)
+	h.spinner.Add(-1)
+}
+
+// observe notes how late a sleep ended, and sets the window from the last 64 such.
+func (h *holdTimer) observe(late int64) {
+	h.late[h.nLate%len(h.late)] = late
+	h.nLate++
+	if h.nLate%8 != 0 {
+		return
+	}
+	n := min(h.nLate, len(h.late))
+	s := slices.Clone(h.late[:n])
+	slices.Sort(s)
+	q := s[n-1-n/32] // about the 97th percentile: the second worst of 64
+	h.window.Store(min(max(q+int64(windowMargin), int64(minWindow)), int64(maxWindow)))
+}

@@ -1,0 +1,124 @@
+package workload
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Holders of the process share one timing goroutine: many holding at once, none comes back
+// before its time, and at most one goroutine ever spins for them all.
+func TestHoldTimerHoldsNoneEarlyWithOneSpinner(t *testing.T) {
+	h := processHolds()
+	var wg sync.WaitGroup
+	early := make(chan string, 64)
+	for g := range 64 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			wake := make(chan struct{}, 1)
+			for range 20 {
+				d := time.Duration(rng.IntN(3000)+1) * time.Microsecond
+				start := time.Now()
+				late, ok := h.hold(context.Background(), d, wake)
+				took := time.Since(start)
+				if !ok || late < 0 || took < d {
+					select {
+					case early <- "hold of " + d.String() + " took " + took.String() + ", late " + late.String():
+					default:
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(early)
+	for e := range early {
+		t.Error(e)
+	}
+	if n := h.maxSpin.Load(); n > 1 {
+		t.Errorf("%d goroutines spun at once for the holders, want at most 1", n)
+	}
+}
+
+// A wake meant for a hold its context cut short does not end the holder's next hold early:
+// neither one left in its channel nor one that comes during the next hold.
+func TestHoldTimerIgnoresALeftoverWake(t *testing.T) {
+	h := processHolds()
+	wake := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok := h.hold(ctx, 2*shortWait, wake); ok { // its entry fires later
+		t.Fatal("a hold under an ended context reported complete")
+	}
+	wake <- struct{}{} // as if an earlier entry had fired already
+	for _, d := range []time.Duration{3 * shortWait, 20 * time.Microsecond} {
+		start := time.Now()
+		if _, ok := h.hold(context.Background(), d, wake); !ok {
+			t.Fatal("hold cut short under a live context")
+		}
+		if took := time.Since(start); took < d {
+			t.Errorf("hold of %s ended after %s", d, took)
+		}
+	}
+}
+
+// Ending the holder's context ends its hold without waiting for the deadline.
+func TestHoldTimerEndsWithTheContext(t *testing.T) {
+	h := processHolds()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	go func() {
+		_, ok := h.hold(ctx, time.Hour, make(chan struct{}, 1))
+		done <- ok
+	}()
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a hold cut by its context reported complete")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an hour's hold did not end with its context")
+	}
+}
+
+// The window before a deadline follows how late the sleeper's wake-ups were, within its
+// bounds.
+func TestHoldTimerWindowFollowsLateness(t *testing.T) {
+	h := newHoldTimer(newTimerSleeper())
+	for range 64 {
+		h.observe(int64(10 * time.Microsecond))
+	}
+	if w := time.Duration(h.window.Load()); w != minWindow {
+		t.Errorf("window %s after punctual wake-ups, want the least, %s", w, minWindow)
+	}
+	for range 64 {
+		h.observe(int64(200 * time.Microsecond))
+	}
+	if w, want := time.Duration(h.window.Load()), 200*time.Microsecond+windowMargin; w != want {
+		t.Errorf("window %s after wake-ups 200µs late, want %s", w, want)
+	}
+	for range 64 {
+		h.observe(int64(time.Second))
+	}
+	if w := time.Duration(h.window.Load()); w != maxWindow {
+		t.Errorf("window %s after wake-ups a second late, want the most, %s", w, maxWindow)
+	}
+}
+
+func TestHoldErrorsPercentiles(t *testing.T) {
+	var e holdErrors
+	if e.percentiles() != nil {
+		t.Error("percentiles without a hold")
+	}
+	for i := range 99 {
+		e.add(time.Duration(i%10) * time.Microsecond)
+	}
+	e.add(5 * time.Second) // a hold a stall stretched
+	p := e.percentiles()
+	if p == nil || p.Count != 100 || p.P50 > 9 || p.Max < 4_990_000 {
+		t.Errorf("percentiles %+v, want 100 counted, p50 below 10µs, max about 5s", p)
+	}
+}
