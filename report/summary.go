@@ -97,6 +97,7 @@ type CapacityStep struct {
 	LockbenchCPUPercent float64 `json:"lockbench_cpu_percent"`
 	LockbenchCores      int     `json:"lockbench_cores"`
 	HostCPUPercent      float64 `json:"host_cpu_percent"`
+	HostCores           int     `json:"host_cores"`
 	// RoundTripUS is the step's release p50: one round trip to the server under the step's
 	// load for a lock whose release is one command (token, fenced, fair's script).
 	RoundTripUS int64 `json:"round_trip_us"`

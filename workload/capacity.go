@@ -69,7 +69,7 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 		Stage: stage, Offered: r.OfferedRate, Achieved: r.AcquireRate, Dropped: r.Dropped,
 		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
 		LockbenchCPUPercent: r.Client.CPUPercent, LockbenchCores: r.Client.Cores,
-		HostCPUPercent: r.Client.HostCPUPercent, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
+		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
 	}
 	if r.Acquired > 0 {
 		step.HandoffRatio = min(float64(r.LatencyUS.Handoff.Count)/float64(r.Acquired), 1)
@@ -309,7 +309,14 @@ func bound(c report.Capacity, step time.Duration) (kind, by string, client bool)
 	case f.LockbenchCores > 0 && f.LockbenchCPUPercent >= lockbenchSaturated:
 		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %d cores busy%s (%s) — add --procs or machines", busy, f.LockbenchCores, at, redis), true
 	case f.HostCPUPercent >= hostSaturated:
-		return "host-cpu", fmt.Sprintf("the machine: %.0f%% of its cores busy%s (%s, %s) — run lockbench apart from Redis", f.HostCPUPercent, at, lb, redis), true
+		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work.
+		hostBusy := f.HostCPUPercent / 100 * float64(f.HostCores)
+		if other := hostBusy - busy - f.RedisCPUPercent/100; other >= hostBusy/2 {
+			return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s, %.1f of them other work (%s, %s) — measure on a quiet machine",
+				hostBusy, f.HostCores, at, other, lb, redis), true
+		}
+		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s (%s, %s) — run lockbench on another machine than Redis",
+			hostBusy, f.HostCores, at, lb, redis), true
 	case f.Offered > 0 && float64(f.Dropped) >= droppedShare*f.Offered*step.Seconds():
 		return "workers", fmt.Sprintf("workers: %d arrivals found every worker busy%s (%s, %s) — add --workers", f.Dropped, at, lb, redis), true
 	case f.HandoffRatio >= contended:

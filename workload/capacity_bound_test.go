@@ -18,7 +18,7 @@ func TestCapacityBound(t *testing.T) {
 	pass := report.CapacityStep{Stage: "ramp", Offered: 1000, Pass: true, RedisCPUPercent: 10, LockbenchCPUPercent: 10, LockbenchCores: 2}
 	fail := func(f func(*report.CapacityStep)) report.CapacityStep {
 		st := report.CapacityStep{Stage: "ramp", Offered: 2000, Achieved: 1500, RedisCPUPercent: 40,
-			LockbenchCPUPercent: 40, LockbenchCores: 2, HostCPUPercent: 50, RoundTripUS: 300, Keys: 100000, Reason: "p99 9ms > 5ms"}
+			LockbenchCPUPercent: 40, LockbenchCores: 2, HostCPUPercent: 50, HostCores: 2, RoundTripUS: 300, Keys: 100000, Reason: "p99 9ms > 5ms"}
 		f(&st)
 		return st
 	}
@@ -36,8 +36,12 @@ func TestCapacityBound(t *testing.T) {
 			"redis-cpu", false, "Redis CPU 90%"},
 		{"lockbench, one core", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.LockbenchCPUPercent = 97; s.LockbenchCores = 1 })},
 			"lockbench-cpu", true, "lockbench: 1.0 of 1 cores busy at 2k/s (Redis CPU 40%) — add --procs or machines"},
-		{"machine", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.HostCPUPercent = 98 })},
-			"host-cpu", true, "the machine: 98% of its cores busy"},
+		{"machine shared with Redis", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 60, 70
+		})}, "host-cpu", true, "the machine: 2.0 of 2 cores busy at 2k/s (lockbench 1.2/2, Redis CPU 70%) — run lockbench on another machine than Redis"},
+		{"machine busy with other work", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 20, 10
+		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 1.5 of them other work (lockbench 0.4/2, Redis CPU 10%) — measure on a quiet machine"},
 		{"workers", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.Dropped = 500 })},
 			"workers", true, "500 arrivals found every worker busy"},
 		{"contention", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.HandoffRatio = 0.9; s.Keys = 1 })},
@@ -76,7 +80,7 @@ func TestJudgeCarriesBothSides(t *testing.T) {
 	r.LatencyUS.Release.P50 = 120
 	r.LatencyUS.Handoff.Count = 1500
 	st := SLO{P99: time.Second, TimeoutRate: 0.001}.judge("ramp", r)
-	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 ||
+	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 ||
 		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 {
 		t.Errorf("step %+v", st)
 	}
