@@ -127,6 +127,14 @@ func TestCapacityAnswer(t *testing.T) {
 			"token: max 42.1k acquires/s within p99<=5ms timeouts<=0.1% (Redis CPU 87% of a core)"},
 		{Capacity{Strategy: "token", SLO: "p99<=5ms", MaxRate: 950}, "token: max 950 acquires/s within p99<=5ms"},
 		{Capacity{Strategy: "redlock", SLO: "p99<=5ms"}, "redlock: no step passed (SLO p99<=5ms)"},
+		{Capacity{Strategy: "token", SLO: "p99<=5ms", MaxRate: 42100, CPUPercentAtMax: 95, Bound: "redis-cpu",
+			BoundBy: "Redis CPU 96% of a core at 45k/s (lockbench 1.2/2)"},
+			"token: max 42.1k acquires/s within p99<=5ms (Redis CPU 95% of a core); bound by Redis CPU 96% of a core at 45k/s (lockbench 1.2/2)"},
+		// A client-bound figure is never the server's capacity.
+		{Capacity{Strategy: "token", SLO: "p99<=5ms", MaxRate: 30000, CPUPercentAtMax: 40, Bound: "lockbench-cpu", ClientBound: true,
+			BoundBy: "lockbench: 1.0 of 1 cores busy at 35k/s (Redis CPU 45%) — add --procs or machines"},
+			"token: at least 30k acquires/s within p99<=5ms (Redis CPU 40% of a core): lockbench's limit, not Redis's capacity; " +
+				"bound by lockbench: 1.0 of 1 cores busy at 35k/s (Redis CPU 45%) — add --procs or machines"},
 	}
 	for _, tt := range tests {
 		if got := CapacityAnswer(tt.c); got != tt.want {

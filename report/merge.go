@@ -456,6 +456,7 @@ func mergeResult(group []*Result) (Result, error) {
 		out.Notes = append(out.Notes, n)
 	}
 	out.Redis = mergeRedis(group, out.Acquired)
+	out.Client = mergeClient(group, out.Acquired, out.DurationS)
 	if err := checkAcross(&out, group); err != nil {
 		return out, err
 	}
@@ -657,6 +658,41 @@ func mergeRedis(group []*Result, acquired uint64) RedisCost {
 		c.CommandsPerAcquire = float64(c.Commands) / n
 		c.CPUUSPerAcquire = float64(c.CPUUS) / n
 		c.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
+	}
+	return c
+}
+
+// mergeClient is the processes' own cost together: their CPU and cores summed (each
+// process is a share of the load, and --procs gives each its share of the cores), the
+// machines' busy share averaged.
+func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost {
+	var c ClientCost
+	var host float64
+	var hosts int
+	for _, r := range group {
+		if !r.Client.Measured {
+			continue
+		}
+		c.Measured = true
+		c.CPUUS += r.Client.CPUUS
+		c.Cores += r.Client.Cores
+		if r.Client.HostCores > 0 {
+			host += r.Client.HostCPUPercent
+			hosts++
+			c.HostCores = max(c.HostCores, r.Client.HostCores)
+		}
+	}
+	if !c.Measured {
+		return c
+	}
+	if hosts > 0 {
+		c.HostCPUPercent = host / float64(hosts)
+	}
+	if durationS > 0 && c.Cores > 0 {
+		c.CPUPercent = float64(c.CPUUS) / (durationS * 1e6 * float64(c.Cores)) * 100
+	}
+	if acquired > 0 {
+		c.CPUUSPerAcquire = float64(c.CPUUS) / float64(acquired)
 	}
 	return c
 }

@@ -67,6 +67,19 @@ type Capacity struct {
 	MaxRate float64 `json:"max_rate_per_s"`
 	// CPUPercentAtMax is Redis CPU (% of one core) at MaxRate.
 	CPUPercentAtMax float64 `json:"cpu_percent_at_max"`
+	// Bound is what stopped the search, read on the first step that failed above MaxRate:
+	// redis-cpu (the server, the capacity asked for), lockbench-cpu (the load generator's
+	// cores), host-cpu (the machine both share, or its other work), workers (every worker
+	// busy: arrivals dropped), contention (acquires waiting for holders of the same keys),
+	// latency (no resource saturated: the round trip and the waits broke the SLO), none
+	// (every step passed), or "" (no step failed to read it from: an interrupted search).
+	Bound string `json:"bound" jsonschema:"enum=redis-cpu,enum=lockbench-cpu,enum=host-cpu,enum=workers,enum=contention,enum=latency,enum=none,enum="`
+	// BoundBy says it with the figures, e.g. "Redis CPU 96% of a core" or "lockbench: 2.0
+	// of 2 cores busy — add --procs or machines".
+	BoundBy string `json:"bound_by,omitempty"`
+	// ClientBound is true when lockbench or its machine, not the server, was the bound:
+	// MaxRate is then what this client could offer, a lower bound of the server's capacity.
+	ClientBound bool `json:"client_bound"`
 }
 
 // CapacityStep is one open-loop step of a capacity search.
@@ -78,8 +91,22 @@ type CapacityStep struct {
 	P99US           int64   `json:"p99_us"`
 	TimeoutRate     float64 `json:"timeout_ratio"` // timeouts / (acquired + timeouts), 0..1
 	RedisCPUPercent float64 `json:"redis_cpu_percent"`
-	Pass            bool    `json:"pass"`
-	Reason          string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
+	// LockbenchCPUPercent is lockbench's own CPU over the step's window in % of its
+	// LockbenchCores (GOMAXPROCS): 100 = every core it may use busy. HostCPUPercent is the
+	// machine's, all processes, in % of its cores (0 when not measured).
+	LockbenchCPUPercent float64 `json:"lockbench_cpu_percent"`
+	LockbenchCores      int     `json:"lockbench_cores"`
+	HostCPUPercent      float64 `json:"host_cpu_percent"`
+	HostCores           int     `json:"host_cores"`
+	// RoundTripUS is the step's release p50: one round trip to the server under the step's
+	// load for a lock whose release is one command (token, fenced, fair's script).
+	RoundTripUS int64 `json:"round_trip_us"`
+	// HandoffRatio is the share of acquires that waited for another worker's release of
+	// their key (handoffs / acquired): contention on the keys.
+	HandoffRatio float64 `json:"handoff_ratio"`
+	Keys         int     `json:"keys"`
+	Pass         bool    `json:"pass"`
+	Reason       string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
 
 // Target says where the numbers were measured.
@@ -178,12 +205,16 @@ type Result struct {
 	// cannot support a verdict (see Verdict).
 	Verdict string `json:"verdict"`
 	// Faults are the fault specs active in this phase; Events is what they did, when.
-	Faults   []string  `json:"faults,omitempty"`
-	Events   []Event   `json:"events,omitempty"`
-	Redis    RedisCost `json:"redis"`
-	Fairness Fairness  `json:"fairness"`
-	Renewals uint64    `json:"renewals"`
-	Timeline []Second  `json:"timeline"`
+	Faults []string  `json:"faults,omitempty"`
+	Events []Event   `json:"events,omitempty"`
+	Redis  RedisCost `json:"redis"`
+	// Client is what the window cost lockbench itself, and the machine it ran on: the
+	// side of the measurement a load generator must show, so that a client-bound figure
+	// is never read as the server's.
+	Client   ClientCost `json:"client"`
+	Fairness Fairness   `json:"fairness"`
+	Renewals uint64     `json:"renewals"`
+	Timeline []Second   `json:"timeline"`
 
 	// History is every critical section of a multi-process run (--node), for report merge
 	// to find overlaps between the processes; nil otherwise.
@@ -397,6 +428,27 @@ type RedisCost struct {
 	NetOutBytes        uint64  `json:"net_out_bytes"`
 	CPUPercent         float64 `json:"cpu_percent"` // of one core, over the phase
 }
+
+// ClientCost is lockbench's own CPU over the measured window (user + system, from
+// getrusage), with the cores it may use (GOMAXPROCS), and the machine's CPU over the same
+// window (every process on it: Redis when it runs there, and other work). A merged result
+// sums the processes' CPU and cores, and averages the machines'.
+type ClientCost struct {
+	// Measured is false where the process's CPU time cannot be read (not Linux): the other
+	// fields are then zero, not free.
+	Measured        bool    `json:"measured"`
+	CPUUS           uint64  `json:"cpu_us"`
+	Cores           int     `json:"cores"`       // GOMAXPROCS (summed over a merge's processes)
+	CPUPercent      float64 `json:"cpu_percent"` // of Cores: 100 = every core lockbench may use was busy
+	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// HostCPUPercent is the machine's CPU busy, all processes, over the window, in % of
+	// HostCores; 0 with HostCores 0 when it could not be read.
+	HostCPUPercent float64 `json:"host_cpu_percent"`
+	HostCores      int     `json:"host_cores"`
+}
+
+// BusyCores is how many cores lockbench kept busy on average over the window.
+func (c ClientCost) BusyCores() float64 { return c.CPUPercent / 100 * float64(c.Cores) }
 
 // Fairness of acquisitions across workers.
 type Fairness struct {

@@ -33,7 +33,11 @@
 #      --format json --quiet, each under /usr/bin/time -v (peak RSS, client CPU);
 #      the scale row's redlock phase runs against 5 extra redis-servers started only for it;
 #   7. prints a markdown report (scripts/bench_report.py): header, ceiling and RTT, the table
-#      `| scenario | figure | value | target | ratio | met |`, per-run details, a summary.
+#      `| scenario | figure | value | target | ratio | met |`, per-run details, a summary. The
+#      spread is judged on its median round as well as its best (steady, not lucky), and on
+#      lockbench's CPU per acquire against the same round's Redis CPU per acquire; the report
+#      names the rounds the VM's drift spoiled (Redis dearer per acquire than in the cheapest
+#      round, or a ceiling that moved between the passes before and after the run).
 #
 # The report goes to stdout, progress to stderr. Raw files (JSON per scenario, /usr/bin/time
 # output, redis-benchmark CSV, go test output, report.md) are kept with --out DIR; otherwise
@@ -62,7 +66,8 @@ a markdown report on stdout (progress on stderr).
                          CSV, go test output and report.md in DIR (default: a removed temp dir)
   --strict               exit 1 when a target is not met (default: exit 0, report only)
   --rounds N             rounds of the spread, hot-key and open-loop rows; the report keeps
-                         each row's best round and lists all (default 3)
+                         each row's best round (the spread's median round too) and lists
+                         all (default 3)
   --duration SEC         measured seconds per scenario (default 10)
   --scale-duration SEC   measured seconds per strategy in the scale row (default 30)
   --warmup SEC           unrecorded seconds before each measurement (default 2)
@@ -331,7 +336,8 @@ t_scale=$((warmup + scale_duration + margin))
 # minute than about lockbench), so the two sides of a ratio are measured seconds apart. The
 # round's ceiling is the best of its four passes per command, before and after: a dip in the
 # server's speed on one side of the spread run cannot lower it. The report checks the spread
-# target on the round with the best ratio to its own ceiling.
+# targets on the round with the best ratio to its own ceiling and on the median round, and
+# says which rounds the VM's drift spoiled.
 bench_set "$out/ceiling-warmup.csv" 300000
 ceilings=()
 ceiling_passes() { # ceiling_passes ROUND FIRST: two passes of each command, raising best_set and best_evalsha

@@ -31,8 +31,9 @@ type base struct {
 	// of them is: native then, or lockbench's default backoff while native is nil.
 	nativePolicy Wait
 	// native is the strategy's own wait under --wait native when none of the generic
-	// policies is it (Redisson's lock channel); nil = the policy nativePolicy names.
-	native func(ctx context.Context, key, owner string, try attempt) (Lease, error)
+	// policies is it (Redisson's lock channel); nil = the policy nativePolicy names. A
+	// concrete type: through a func value, every attempt wait passes on would escape.
+	native *nativeWaiter
 	// holds counts the leases each owner holds per lock in this process, for a reentrant
 	// strategy (Info.Reentrant): a holder's nested acquire tries at once, never queues behind
 	// the local waiters for the lock it holds (holding). nil for the others.
@@ -198,7 +199,7 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		return nil, err
 	}
 	if b.native != nil && b.o.Wait.Kind == WaitNative {
-		return b.native(ctx, key, owner, try)
+		return b.native.wait(b, ctx, key, try)
 	}
 	var w *waiter
 	if b.notify != nil && b.notify.waiting(key) && !b.holding(key, owner) {

@@ -53,11 +53,13 @@ func TestNativeHookRunsUnderNativeOnly(t *testing.T) {
 		}
 		calls := 0
 		b := baseOf(t, s)
-		b.native = func(ctx context.Context, key, owner string, try attempt) (Lease, error) {
+		// The hook counts its runs by the channel it asks for, once per wait; under the
+		// generic policies it is planted too, to show that wait passes it by.
+		ps := newRedissonPubSub(c, lockMessages)
+		b.native = &nativeWaiter{ps: ps, sleep: sleepTTL, channel: func(key string) string {
 			calls++
-			l, _, err := try(ctx)
-			return l, err
-		}
+			return redissonLockChannel(key)
+		}}
 		l, err := s.Acquire(ctx, key, "a")
 		if err != nil || l == nil {
 			t.Fatalf("--wait %s: acquire: %v", w, err)
@@ -68,6 +70,7 @@ func TestNativeHookRunsUnderNativeOnly(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 0}[w.Kind == WaitNative]; calls != want {
 			t.Errorf("--wait %s: the native hook ran %d times for one acquire, want %d", w, calls, want)
 		}
+		ps.close()
 		_ = s.Close()
 	}
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -54,9 +55,8 @@ func TestAcquireCtx(t *testing.T) {
 	ctx = c.start(time.Now(), 500*time.Millisecond)
 	later, _ := ctx.Deadline()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		rearmed := c.armed && c.fireAt.Equal(later) // the earlier timer fired and re-armed
-		c.mu.Unlock()
+		// the earlier timer fired and re-armed for this acquire's deadline
+		rearmed := c.fireAt.Load() == c.deadline.Load()
 		if rearmed || ctx.Err() != nil {
 			break
 		}
@@ -156,4 +156,32 @@ func BenchmarkAcquireContext(b *testing.B) {
 			}
 		})
 	})
+}
+
+// An acquire whose start takes no lock (the timer already set for an earlier, shorter
+// deadline) is never ended by that timer's firing: short acquires that time out or stop
+// just as their timer fires alternate with long ones, which must all run on. The timer's
+// firing and the lock-free start race on every round.
+func TestAcquireCtxLockFreeStartNeverEndsEarly(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := newAcquireCtx(parent, parent)
+	defer c.close()
+	deadline := time.Now().Add(10 * time.Second) // bounds the loop on a slow machine
+	for i := 0; i < 5000 && time.Now().Before(deadline); i++ {
+		short := time.Duration(1+i%50) * time.Microsecond
+		ctx := c.start(time.Now(), short)
+		if i%3 == 0 {
+			<-ctx.Done() // let it time out
+		}
+		c.stop()
+		ctx = c.start(time.Now(), time.Hour)
+		for range i % 4 {
+			runtime.Gosched() // give the short timer's firing a chance to land now
+		}
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("round %d: an acquire of an hour ended after a %s one: %v", i, short, err)
+		}
+		c.stop()
+	}
 }

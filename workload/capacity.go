@@ -68,6 +68,11 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 	step := report.CapacityStep{
 		Stage: stage, Offered: r.OfferedRate, Achieved: r.AcquireRate, Dropped: r.Dropped,
 		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
+		LockbenchCPUPercent: r.Client.CPUPercent, LockbenchCores: r.Client.Cores,
+		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
+	}
+	if r.Acquired > 0 {
+		step.HandoffRatio = min(float64(r.LatencyUS.Handoff.Count)/float64(r.Acquired), 1)
 	}
 	if total := float64(r.Acquired) + failed; total > 0 {
 		step.TimeoutRate = failed / total
@@ -217,6 +222,9 @@ func CapacityWith(ctx context.Context, cfg Config, run StepRunner, slo SLO, ramp
 			return s.Pass, nil
 		}
 		err := search(ramp, step)
+		if err == nil {
+			c.Bound, c.BoundBy, c.ClientBound = bound(c, ramp.StepDuration)
+		}
 		answers = append(answers, c)
 		if err != nil {
 			return answers, all, err
@@ -269,4 +277,61 @@ func search(ramp Ramp, step func(stage string, rate float64) (bool, error)) erro
 		}
 	}
 	return nil
+}
+
+// Saturation thresholds of bound: a resource this busy on the step that failed is what
+// stopped the ramp. A single-threaded Redis at 85% of a core on a shared VM is as full as it
+// gets (the rest is the kernel's and the hypervisor's); lockbench's cores the same; the
+// machine's, when it shares them with the server or other work, a little fuller.
+const (
+	redisSaturated     = 85.0 // % of one core
+	lockbenchSaturated = 85.0 // % of its cores
+	hostSaturated      = 90.0 // % of the machine's cores
+	contended          = 0.5  // share of acquires that waited for a holder of their key
+	droppedShare       = 0.02 // share of the offered arrivals no worker was free for
+)
+
+// bound names what stopped c's search, read on the lowest failing step above MaxRate: the
+// resource that was saturated there, in the order that decides whose capacity MaxRate is —
+// the server's CPU first (the answer asked for), then lockbench's own cores and the
+// machine's (then MaxRate is the client's limit, client is true), then the workers, the
+// keys' contention, and the latency when nothing was saturated.
+func bound(c report.Capacity, step time.Duration) (kind, by string, client bool) {
+	if len(c.Steps) == 0 {
+		return "", "", false
+	}
+	var f *report.CapacityStep // the lowest failing rate above MaxRate
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		if !st.Pass && st.Offered > c.MaxRate && (f == nil || st.Offered < f.Offered) {
+			f = st
+		}
+	}
+	if f == nil {
+		return "none", "no step failed: every offered rate up to " + report.FormatRate(c.Steps[len(c.Steps)-1].Offered) + "/s met the SLO", false
+	}
+	at := " at " + report.FormatRate(f.Offered) + "/s"
+	busy := f.LockbenchCPUPercent / 100 * float64(f.LockbenchCores)
+	lb := fmt.Sprintf("lockbench %.1f/%d", busy, f.LockbenchCores)
+	redis := fmt.Sprintf("Redis CPU %.0f%%", f.RedisCPUPercent)
+	switch {
+	case f.RedisCPUPercent >= redisSaturated:
+		return "redis-cpu", fmt.Sprintf("Redis CPU %.0f%% of a core%s (%s)", f.RedisCPUPercent, at, lb), false
+	case f.LockbenchCores > 0 && f.LockbenchCPUPercent >= lockbenchSaturated:
+		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %d cores busy%s (%s) — add --procs or machines", busy, f.LockbenchCores, at, redis), true
+	case f.HostCPUPercent >= hostSaturated:
+		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work.
+		hostBusy := f.HostCPUPercent / 100 * float64(f.HostCores)
+		if other := hostBusy - busy - f.RedisCPUPercent/100; other >= hostBusy/2 {
+			return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s, %.1f of them other work (%s, %s) — measure on a quiet machine",
+				hostBusy, f.HostCores, at, other, lb, redis), true
+		}
+		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s (%s, %s) — run lockbench on another machine than Redis",
+			hostBusy, f.HostCores, at, lb, redis), true
+	case f.Offered > 0 && float64(f.Dropped) >= droppedShare*f.Offered*step.Seconds():
+		return "workers", fmt.Sprintf("workers: %d arrivals found every worker busy%s (%s, %s) — add --workers", f.Dropped, at, lb, redis), true
+	case f.HandoffRatio >= contended:
+		return "contention", fmt.Sprintf("contention on %d keys: %.0f%% of acquires waited for a holder%s (%s)", f.Keys, 100*f.HandoffRatio, at, redis), false
+	}
+	return "latency", fmt.Sprintf("latency: nothing saturated%s (%s, %s, round trip %s)", at, redis, lb, report.FormatUS(float64(f.RoundTripUS))), false
 }

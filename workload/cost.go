@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -24,6 +25,53 @@ func fillCost(r *report.Result, c Cost) {
 		r.Redis.CPUUSPerAcquire = float64(c.CPUUS) / n
 		r.Redis.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
 	}
+}
+
+// clientReading is lockbench's own CPU and the machine's at one moment (startClientCost).
+type clientReading struct {
+	at              time.Time
+	cpu             time.Duration
+	hostBusy, hostT uint64
+	ok, hostOK      bool
+}
+
+func readClient() clientReading {
+	r := clientReading{at: time.Now()}
+	r.cpu, r.ok = processCPU()
+	r.hostBusy, r.hostT, r.hostOK = hostCPU()
+	return r
+}
+
+// startClientCost reads lockbench's CPU and the machine's now; the function it returns
+// reads them again and gives the window's ClientCost (its per-acquire figure is filled by
+// fillClientCost, which knows the acquisitions).
+func startClientCost() func() report.ClientCost {
+	from := readClient()
+	return func() report.ClientCost {
+		to := readClient()
+		c := report.ClientCost{Cores: runtime.GOMAXPROCS(0)}
+		if !from.ok || !to.ok {
+			return c
+		}
+		c.Measured = true
+		c.CPUUS = uint64(max(to.cpu-from.cpu, 0).Microseconds())
+		if el := to.at.Sub(from.at); el > 0 {
+			c.CPUPercent = float64(c.CPUUS) / (float64(el.Microseconds()) * float64(c.Cores)) * 100
+		}
+		if from.hostOK && to.hostOK && to.hostT > from.hostT {
+			c.HostCores = runtime.NumCPU()
+			c.HostCPUPercent = float64(to.hostBusy-from.hostBusy) / float64(to.hostT-from.hostT) * 100
+		}
+		return c
+	}
+}
+
+// fillClientCost puts the window's ClientCost into r, per acquisition too.
+func fillClientCost(r *report.Result, c report.ClientCost) {
+	if n := float64(r.Acquired); n > 0 && c.Measured {
+		c.CPUUSPerAcquire = float64(c.CPUUS) / n
+	}
+	r.Client = c
 }
 
 // whyNothingAcquired is the note of a phase that acquired nothing: what became of its

@@ -407,6 +407,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		stopCost, costErr = p.scope.StartCost(ctx)
 	}
 	statsBefore := p.strat.Stats()
+	clientCost := startClientCost() // lockbench's own CPU over the window (issue 32)
 	p.rec.on.Store(true)
 	windowStart := time.Now()
 	// The timeline counts from winStart, as the fault events do: one clock for both. Its
@@ -417,6 +418,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		from = p.winStart // arrivals due from winStart on are measured (see measured)
 	}
 	timeline, intervals, windowEnd := p.collect(ctx, p.winStart, from, progress, finish)
+	client := clientCost()
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
@@ -434,6 +436,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	drain()
 
 	r := p.result(windowStart, windowEnd, timeline, intervals)
+	fillClientCost(&r, client)
 	statsAfter := p.strat.Stats()
 	r.Renewals = statsAfter.Renewals - statsBefore.Renewals
 	if n := statsAfter.Unreplicated - statsBefore.Unreplicated; n > 0 {

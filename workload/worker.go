@@ -434,12 +434,16 @@ func (p *phase) leave(w *worker, rel releaseOutcome) {
 			w.flags[i] |= report.FlagReleased | report.FlagMisdelete
 		case rel == released:
 			w.flags[i] |= report.FlagReleased
-			if next, in := ks.latestInside(entry); in && !relEnd.Before(p.deadline(lease, began, renewed)) {
-				// Someone came in during a release that ended after the lease could have
-				// lapsed. Either it took the key after this release removed our own lock, or
-				// the lease lapsed, it took the key, and this release removed its lock: its
-				// own release will tell.
-				ks.suspectOf(next)
+			// The lease's deadline first: the key's line, gone from the cache during the
+			// release's round trip, is read only for a release that ended late (issue 32).
+			if late := !relEnd.Before(p.deadline(lease, began, renewed)); late {
+				if next, in := ks.latestInside(entry); in {
+					// Someone came in during a release that ended after the lease could have
+					// lapsed. Either it took the key after this release removed our own lock,
+					// or the lease lapsed, it took the key, and this release removed its lock:
+					// its own release will tell.
+					ks.suspectOf(next)
+				}
 			}
 		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
 			// The whole release came and went before this lease could lapse, and found the

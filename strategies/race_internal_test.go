@@ -1,0 +1,6 @@
+//go:build race
+
+package strategies
+
+// raceEnabled: the race detector allocates on its own, so allocation counts are not checked under it.
+const raceEnabled = true

@@ -1,0 +1,110 @@
+package workload
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/report"
+)
+
+// A capacity search names what bound it, read on the lowest failing step above the
+// answer; a bound on the client's side (its cores, the machine, its workers) marks the
+// answer as the client's limit, never the server's capacity.
+func TestCapacityBound(t *testing.T) {
+	pass := report.CapacityStep{Stage: "ramp", Offered: 1000, Pass: true, RedisCPUPercent: 10, LockbenchCPUPercent: 10, LockbenchCores: 2}
+	fail := func(f func(*report.CapacityStep)) report.CapacityStep {
+		st := report.CapacityStep{Stage: "ramp", Offered: 2000, Achieved: 1500, RedisCPUPercent: 40,
+			LockbenchCPUPercent: 40, LockbenchCores: 2, HostCPUPercent: 50, HostCores: 2, RoundTripUS: 300, Keys: 100000, Reason: "p99 9ms > 5ms"}
+		f(&st)
+		return st
+	}
+	tests := []struct {
+		name   string
+		steps  []report.CapacityStep
+		kind   string
+		client bool
+		says   string
+	}{
+		{"redis", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.RedisCPUPercent = 96 })},
+			"redis-cpu", false, "Redis CPU 96% of a core at 2k/s"},
+		// Redis saturated comes first: lockbench busy beside it does not make it the client's.
+		{"redis and lockbench", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.RedisCPUPercent = 90; s.LockbenchCPUPercent = 99 })},
+			"redis-cpu", false, "Redis CPU 90%"},
+		{"lockbench, one core", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.LockbenchCPUPercent = 97; s.LockbenchCores = 1 })},
+			"lockbench-cpu", true, "lockbench: 1.0 of 1 cores busy at 2k/s (Redis CPU 40%) — add --procs or machines"},
+		{"machine shared with Redis", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 60, 70
+		})}, "host-cpu", true, "the machine: 2.0 of 2 cores busy at 2k/s (lockbench 1.2/2, Redis CPU 70%) — run lockbench on another machine than Redis"},
+		{"machine busy with other work", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 20, 10
+		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 1.5 of them other work (lockbench 0.4/2, Redis CPU 10%) — measure on a quiet machine"},
+		{"workers", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.Dropped = 500 })},
+			"workers", true, "500 arrivals found every worker busy"},
+		{"contention", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.HandoffRatio = 0.9; s.Keys = 1 })},
+			"contention", false, "contention on 1 keys: 90% of acquires waited"},
+		{"latency", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {})},
+			"latency", false, "nothing saturated at 2k/s (Redis CPU 40%, lockbench 0.8/2, round trip 300µs)"},
+		{"none failed", []report.CapacityStep{pass}, "none", false, "every offered rate up to 1k/s met the SLO"},
+		// A failing step below the answer (the ramp coming down) is not what bound it.
+		{"lowest failing above the answer", []report.CapacityStep{
+			fail(func(s *report.CapacityStep) { s.Offered = 4000; s.RedisCPUPercent = 99 }),
+			fail(func(s *report.CapacityStep) { s.Offered = 500; s.LockbenchCPUPercent = 99 }),
+			pass,
+			fail(func(s *report.CapacityStep) { s.Offered = 3000; s.LockbenchCPUPercent = 99 }),
+		}, "lockbench-cpu", true, "at 3k/s"},
+	}
+	for _, tt := range tests {
+		c := report.Capacity{Strategy: "token", Steps: tt.steps}
+		for _, st := range tt.steps {
+			if st.Pass && st.Offered > c.MaxRate {
+				c.MaxRate = st.Offered
+			}
+		}
+		kind, by, client := bound(c, 3*time.Second)
+		if kind != tt.kind || client != tt.client || !strings.Contains(by, tt.says) {
+			t.Errorf("%s: bound = %q, %q, client %v; want %q, client %v, saying %q", tt.name, kind, by, client, tt.kind, tt.client, tt.says)
+		}
+	}
+}
+
+// judge carries each step's figures into the step: both sides' CPU, the round trip and the
+// keys' contention.
+func TestJudgeCarriesBothSides(t *testing.T) {
+	r := report.Result{OfferedRate: 1000, AcquireRate: 1000, Acquired: 3000, DurationS: 3, Keys: 16,
+		Redis:  report.RedisCost{CPUPercent: 55},
+		Client: report.ClientCost{Measured: true, CPUPercent: 75, Cores: 2, HostCPUPercent: 80, HostCores: 2}}
+	r.LatencyUS.Release.P50 = 120
+	r.LatencyUS.Handoff.Count = 1500
+	st := SLO{P99: time.Second, TimeoutRate: 0.001}.judge("ramp", r)
+	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 ||
+		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 {
+		t.Errorf("step %+v", st)
+	}
+}
+
+// A phase's result carries lockbench's own CPU over its window, beside Redis's: the
+// process's CPU time, the cores it may use, and the machine's CPU where it can be read.
+func TestResultCarriesClientCost(t *testing.T) {
+	if _, ok := processCPU(); !ok {
+		t.Skip("no process CPU time on this system")
+	}
+	_, c := redistest.Server(t)
+	cfg := shortConfig()
+	cfg.Workers, cfg.Duration = 8, time.Second
+	cfg.Phases = []Phase{cfg.Phase("token")}
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := results[0].Client
+	if !cc.Measured || cc.CPUUS == 0 || cc.Cores != runtime.GOMAXPROCS(0) || cc.CPUPercent <= 0 || cc.CPUUSPerAcquire <= 0 {
+		t.Errorf("client cost %+v: want lockbench's CPU over the window, GOMAXPROCS %d cores", cc, runtime.GOMAXPROCS(0))
+	}
+	if cc.HostCores == 0 || cc.HostCPUPercent <= 0 || cc.HostCPUPercent > 100 {
+		t.Errorf("client cost %+v: want the machine's CPU in %% of its cores", cc)
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package workload
+
+import "time"
+
+// processCPU: only Linux is measured.
+func processCPU() (time.Duration, bool) { return 0, false }
+
+// hostCPU: only Linux has /proc/stat.
+func hostCPU() (busy, total uint64, ok bool) { return 0, 0, false }
