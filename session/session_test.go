@@ -167,7 +167,7 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := workload.Config{Strategies: []string{"mem-lock", "token"}, Workers: 4, Keys: 2,
-		Duration: 300 * time.Millisecond, Warmup: -1, TTL: 5 * time.Second, AcquireTimeout: 5 * time.Second}
+		Duration: 300 * time.Millisecond, Warmup: -1, TTL: strategies.TTLOf(5 * time.Second), AcquireTimeout: 5 * time.Second}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 // members when the session opens.
 func TestFaultsAreCheckedAgainstTheService(t *testing.T) {
 	cfg := workload.Config{Strategies: []string{"mem-lock"}, Workers: 1, Keys: 1,
-		Duration: time.Second, Warmup: -1, TTL: time.Second, AcquireTimeout: time.Second,
+		Duration: time.Second, Warmup: -1, TTL: strategies.TTLOf(time.Second), AcquireTimeout: time.Second,
 		Faults: []string{"failover:at=100ms"}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

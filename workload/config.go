@@ -64,11 +64,9 @@ type Config struct {
 	// AcquireTimeout bounds one acquire, waiting included. Default 5s.
 	AcquireTimeout time.Duration
 	// TTL, Watchdog and Wait are passed to every strategy (strategies.Options).
-	TTL      time.Duration
+	TTL      strategies.TTL
 	Watchdog strategies.Watchdog
 	Wait     strategies.Wait
-	// ttlDefault: TTL is the default, nobody chose it (lease_default.go).
-	ttlDefault bool
 	// WaitReplicas makes every acquire wait until that many replicas have the lock
 	// (strategies.Options.WaitReplicas). Default 0.
 	WaitReplicas int
@@ -149,7 +147,7 @@ type Phase struct {
 	MaxInflight int
 	Keys        int
 	Hold        Hold
-	TTL         time.Duration
+	TTL         strategies.TTL
 	Watchdog    strategies.Watchdog
 	Wait        strategies.Wait
 	Faults      []string
@@ -158,8 +156,7 @@ type Phase struct {
 	LockSet     int
 	Procs       int // the processes that run this phase (the command's; see Config.Procs)
 
-	waitReplicas int  // the run's WaitReplicas, copied by Config.Phase
-	ttlDefault   bool // TTL is the default, nobody chose it (lease_default.go)
+	waitReplicas int // the run's WaitReplicas, copied by Config.Phase
 }
 
 // DefaultDuration is the measured time per phase when none is given.
@@ -289,7 +286,7 @@ func (ph *Phase) validate() error {
 	if err := ph.validateCapacity(); err != nil {
 		return err
 	}
-	err := strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits})
+	err := strategies.Check(ph.Strategy, strategies.Options{Params: strategies.Params{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas}, Permits: ph.Permits})
 	if oe := (*strategies.OptionError)(nil); errors.As(err, &oe) {
 		if _, setting := LookupSetting(oe.Field); setting {
 			// Named as the flag, as every other setting's error is: invalid --ttl "0": ...

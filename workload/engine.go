@@ -152,8 +152,7 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
 // the service's part from the Backend it runs on (see backendFor).
 func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
-	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits, Hooks: hooks,
-		DefaultLease: ph.ttlDefault}
+	o := strategies.Options{Params: strategies.Params{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas}, Permits: ph.Permits, Hooks: hooks}
 	info, ok := strategies.Lookup(ph.Strategy)
 	if !ok {
 		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
@@ -252,7 +251,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		// deadlines, the crash checks and the result.
 		ttl, renewal, call := lr.Lease()
 		if ttl > 0 {
-			p.ph.TTL, p.ph.Watchdog = ttl, strategies.Watchdog{Interval: renewal}
+			p.ph.TTL, p.ph.Watchdog = strategies.TTLOf(ttl), strategies.Watchdog{Interval: renewal}
 		}
 		p.call = call
 	}
@@ -655,7 +654,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		Own:         ownOf(p.info),
 		Source:      p.info.Source,
 		TTLMS:       p.ph.TTL.Milliseconds(),
-		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
+		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL.Duration()).Milliseconds(),
 		DurationS:   window.Seconds(),
 		Workers:     p.ph.Concurrency(),
 		Keys:        len(p.state),

@@ -180,8 +180,8 @@ func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 			_, c := redistest.Server(t)
 			cfg := holdersConfig(tt.strategy, 30, 1)
 			cfg.Permits = 3
-			cfg.TTL = time.Second               // the expirable one's lease: dead holders' permits return after it
-			cfg.Faults = []string{"kill-every"} // holder-crash:p=0.05 without its randomness: every 20th holder dies
+			cfg.TTL = strategies.TTLOf(time.Second) // the expirable one's lease: dead holders' permits return after it
+			cfg.Faults = []string{"kill-every"}     // holder-crash:p=0.05 without its randomness: every 20th holder dies
 			results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 				Faults: func(Phase) (Faults, error) { return &killEvery{n: 20}, nil },
 			})

@@ -86,11 +86,11 @@ var Settings = []Setting{
 		Help: "give up one acquire after this long (counted as a timeout)"}, 5*time.Second, 0,
 		func(d time.Duration) bool { return d >= MinAcquireTimeout },
 		func(c *Config) *time.Duration { return &c.AcquireTimeout }, nil),
-	durationSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s",
+	boundSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s", Shape: ShapeDuration,
 		Want: "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)",
-		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"}, strategies.DefaultTTL, strategies.NoTTL,
-		func(d time.Duration) bool { return d > 0 || d == strategies.NoTTL },
-		func(c *Config) *time.Duration { return &c.TTL }, func(ph *Phase) *time.Duration { return &ph.TTL }),
+		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"},
+		func(t strategies.TTL) bool { return t.Duration() > 0 || t.None() },
+		func(c *Config) *strategies.TTL { return &c.TTL }, func(ph *Phase) *strategies.TTL { return &ph.TTL }),
 	valueSetting(Setting{Name: "watchdog", In: Everywhere | Sweepable, Example: "auto",
 		Help: "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl"},
 		func(c *Config) *strategies.Watchdog { return &c.Watchdog }, func(ph *Phase) *strategies.Watchdog { return &ph.Watchdog }),
@@ -270,8 +270,7 @@ func intNoneKind(none int) kind[int] {
 	return k
 }
 
-// durationKind reads durations; a given 0 means none, held as none (ttl: strategies.NoTTL;
-// warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
+// durationKind reads durations; a given 0 means none, held as none (warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
 func durationKind(none time.Duration) kind[time.Duration] {
 	return kind[time.Duration]{"duration", func(s string) (time.Duration, error) {
 		d, err := time.ParseDuration(s)
@@ -375,19 +374,39 @@ func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) 
 	return typed(s, durationKind(none), ShapeDuration, def, ok, cfg, ph, nil)
 }
 
+// boundSetting is a setting whose type parses itself (a pflag.Value) and whose zero value
+// is its default, with a bound besides: the ttl, whose zero value is nobody's choice.
+func boundSetting[T comparable, P interface {
+	*T
+	Value
+}](s Setting, ok func(T) bool, cfg func(*Config) *T, ph func(*Phase) *T) Setting {
+	shape := s.Shape
+	var zero T
+	s = typed(s, selfKind[T, P](), ShapeText, zero, ok, cfg, ph, nil)
+	s.Shape = shape
+	return s
+}
+
+// selfKind is the kind of a type that parses and prints itself (a pflag.Value).
+func selfKind[T comparable, P interface {
+	*T
+	Value
+}]() kind[T] {
+	return kind[T]{P(new(T)).Type(), func(text string) (T, error) {
+		var v T
+		err := P(&v).Set(text)
+		return v, err
+	}, func(v T) string { return P(&v).String() }, ""}
+}
+
 // valueSetting is a setting whose type parses and checks itself (a pflag.Value: Hold,
 // KeyDist, Watchdog, Wait, OnLost); its zero value is its default.
 func valueSetting[T comparable, P interface {
 	*T
 	Value
 }](s Setting, cfg func(*Config) *T, ph func(*Phase) *T) Setting {
-	k := kind[T]{P(new(T)).Type(), func(text string) (T, error) {
-		var v T
-		err := P(&v).Set(text)
-		return v, err
-	}, func(v T) string { return P(&v).String() }, ""}
 	var zero T
-	return typed(s, k, ShapeText, zero, nil, cfg, ph, nil)
+	return typed(s, selfKind[T, P](), ShapeText, zero, nil, cfg, ph, nil)
 }
 
 // PhaseSetting is one setting a phase may carry its own value of. The flag of that name

@@ -366,7 +366,7 @@ func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 				// own release will tell.
 				ks.suspectOf(next)
 			}
-		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL.Duration())))):
 			// The whole release came and went before this lease could lapse, and found the
 			// lock gone: only the suspected release can have removed it.
 			p.count(m, &p.rec.misdeletes)
@@ -509,7 +509,7 @@ func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 		return true
 	default:
 	}
-	return !time.Now().Before(deadline.Add(-drift(p.ph.TTL)))
+	return !time.Now().Before(deadline.Add(-drift(p.ph.TTL.Duration())))
 }
 
 // deadline is the earliest the lease can expire in Redis: by the lease's own reckoning when
@@ -518,7 +518,7 @@ func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 func (p *phase) deadline(l strategies.Lease, began, renewed time.Time) time.Time {
 	d := l.ValidUntil()
 	if d.IsZero() {
-		d = began.Add(p.ph.TTL)
+		d = began.Add(p.ph.TTL.Duration())
 	}
 	if renewed.After(d) {
 		d = renewed

@@ -71,7 +71,7 @@ func TestReferenceDriversRun(t *testing.T) {
 func TestReferenceDriversUnsafeUnderHolderPause(t *testing.T) {
 	node, python := reference(t, "node"), reference(t, "python")
 	mod := func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Faults = 4, 100*time.Millisecond, []string{"holder-pause:p=0.2,d=300ms"}
+		ph.Keys, ph.TTL, ph.Faults = 4, strategies.TTLOf(100*time.Millisecond), []string{"holder-pause:p=0.2,d=300ms"}
 	}
 	rs := run(t, spawn(t), config(2*time.Second, phase("driver:"+node+" redlock", mod), phase("driver:"+python, mod)))
 	for _, r := range rs {
