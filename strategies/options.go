@@ -352,8 +352,12 @@ func Check(name string, o Options) error {
 // lease's milliseconds and script arguments: the one place a lock parameter is defaulted
 // and checked. A run settles every phase's Params before it connects anywhere; New takes
 // the settled Params as they are. An unknown name or an unusable value is an
-// *OptionError naming the field as the CLI flag.
+// *OptionError naming the field as the CLI flag. Params already settled for the strategy,
+// and unchanged since, are returned as they are.
 func Settle(name string, p Params) (Params, error) {
+	if p.isSettled(name) {
+		return p, nil
+	}
 	info, ok := Lookup(name)
 	if !ok {
 		return p, unknownStrategy(name)
@@ -450,7 +454,7 @@ func checkNoTTL(info Info, p Params) error {
 // resolve settles o's Params for info, unless Settle did already for these Params, and
 // checks the rest of o: what the strategy is built with.
 func resolve(info Info, o Options) (*resolved, error) {
-	if s := o.settled; s == nil || s.name != info.Name || !o.Params.settledFrom(s) {
+	if !o.Params.isSettled(info.Name) {
 		p, err := settle(info, o.Params)
 		if err != nil {
 			return nil, err
@@ -473,10 +477,12 @@ func resolve(info Info, o Options) (*resolved, error) {
 	return r, r.resolveTarget(info)
 }
 
-// settledFrom reports whether s was made from p as it is now.
-func (p Params) settledFrom(s *settled) bool {
+// isSettled reports whether p were settled for the strategy named name and are unchanged
+// since.
+func (p Params) isSettled(name string) bool {
+	s := p.settled
 	p.settled = nil
-	return p == s.from
+	return s != nil && s.name == name && p == s.from
 }
 
 // resolveTarget checks the clients the strategy needs.

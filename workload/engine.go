@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
 // the service's part from the Backend it runs on (see backendFor).
 func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
-	o := strategies.Options{Params: strategies.Params{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas}, Permits: ph.Permits, Hooks: hooks}
+	o := strategies.Options{Params: ph.Lock, Permits: ph.Permits, Hooks: hooks} // ph.Lock as Validate settled it
 	info, ok := strategies.Lookup(ph.Strategy)
 	if !ok {
 		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
@@ -435,7 +435,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsAfter := p.strat.Stats()
 	r.Renewals = statsAfter.Renewals - statsBefore.Renewals
 	if n := statsAfter.Unreplicated - statsBefore.Unreplicated; n > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d grants not confirmed by %d replica(s) in time and given back (--wait-replicas)", n, p.ph.waitReplicas))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d grants not confirmed by %d replica(s) in time and given back (--wait-replicas)", n, p.ph.WaitReplicas))
 	}
 	switch {
 	case o.NoCost:

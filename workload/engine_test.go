@@ -18,11 +18,10 @@ import (
 func shortConfig(strats ...string) Config {
 	return Config{
 		Strategies: strats,
-		Workers:    50,
-		Keys:       1,
-		Duration:   time.Second,
-		Warmup:     -1,
-		TTL:        strategies.TTLOf(5 * time.Second),
+		Base:       Base{Load: Load{Workers: 50, Keys: 1}, Lock: Lock{TTL: strategies.TTLOf(5 * time.Second)}},
+
+		Duration: time.Second,
+		Warmup:   -1,
 	}
 }
 

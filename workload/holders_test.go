@@ -290,7 +290,7 @@ func TestCapacitySettingsRefused(t *testing.T) {
 			}
 		})
 	}
-	ok := Config{Strategies: []string{"semaphore"}, Permits: 3}
+	ok := Config{Strategies: []string{"semaphore"}, Base: Base{Load: Load{Permits: 3}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("semaphore with 3 permits: %v", err)
 	}
@@ -298,7 +298,7 @@ func TestCapacitySettingsRefused(t *testing.T) {
 
 // Choosing a lock set and a read, and entering and leaving by capacity, allocate nothing.
 func TestChooseAndEnterAllocateNothing(t *testing.T) {
-	p := &phase{ph: Phase{LockSet: 3, ReadRatio: 0.5}, cfg: &Config{}, state: make([]keyState, 10), capa: capacity{rw: true}}
+	p := &phase{ph: Phase{Base: Base{Load: Load{LockSet: 3, ReadRatio: 0.5}}}, cfg: &Config{}, state: make([]keyState, 10), capa: capacity{rw: true}}
 	for i := range p.state {
 		p.state[i].key = "k{" + string(rune('0'+i)) + "}"
 	}

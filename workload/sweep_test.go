@@ -153,8 +153,8 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 func TestValidateIsIdempotent(t *testing.T) {
 	for _, cfg := range []Config{
 		{Warmup: -1, Strategies: []string{"token", "fair"}},
-		{Warmup: 0, Rate: 100},
-		{Workers: 7, Keys: 3, Warmup: 2 * time.Second, Strategies: []string{"fenced"}},
+		{Warmup: 0, Base: Base{Load: Load{Rate: 100}}},
+		{Base: Base{Load: Load{Workers: 7, Keys: 3}}, Warmup: 2 * time.Second, Strategies: []string{"fenced"}},
 	} {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ func TestDefaultTTLMarked(t *testing.T) {
 	if ph := validated(Config{}); ph.TTL.Chosen() || ph.TTL.Duration() != strategies.DefaultTTL {
 		t.Errorf("no ttl given: phase ttl %s, chosen %v; want the default, not chosen", ph.TTL, ph.TTL.Chosen())
 	}
-	if ph := validated(Config{TTL: strategies.TTLOf(strategies.DefaultTTL)}); !ph.TTL.Chosen() {
+	if ph := validated(Config{Base: Base{Lock: Lock{TTL: strategies.TTLOf(strategies.DefaultTTL)}}}); !ph.TTL.Chosen() {
 		t.Error("Config.TTL set to 10s: taken for the default, want chosen")
 	}
 

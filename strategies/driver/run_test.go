@@ -57,7 +57,7 @@ func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 }
 
 func phase(strategy string, mod func(*workload.Phase)) workload.Phase {
-	c := workload.Config{Workers: 20, Keys: 1, TTL: strategies.TTLOf(2 * time.Second)}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 20, Keys: 1}, Lock: workload.Lock{TTL: strategies.TTLOf(2 * time.Second)}}}
 	ph := c.Phase(strategy)
 	if err := ph.Hold.Set("1ms"); err != nil {
 		panic(err)
