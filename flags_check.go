@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/loadcheck"
@@ -91,7 +92,7 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 		}
 	}
 	if cfg.MaxInflight != 0 && !slices.ContainsFunc(cfg.Phases, func(ph workload.Phase) bool { return ph.Rate > 0 }) && cfg.Rate == 0 {
-		return usageErrorf("invalid --max-inflight %d: it bounds the open loop (--rate); in a closed loop --workers is what runs at once", cfg.MaxInflight)
+		return workload.BadSetting("max-inflight", strconv.Itoa(cfg.MaxInflight), "it bounds the open loop (--rate); in a closed loop --workers is what runs at once")
 	}
 	if err := f.services.Check(); err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
@@ -35,7 +34,7 @@ func (p *Profile) BuildPhases(cfg *workload.Config, given func(flag string) bool
 				return nil, p.ErrorAt(v, fmt.Errorf("a phase cannot set %s", v.Key))
 			}
 			if err := st.SetPhase(&ph, v.Value); err != nil {
-				return nil, p.ErrorAt(v, usage.Errorf("invalid --%s %s: %v", v.Key, v.Value, err))
+				return nil, p.ErrorAt(v, workload.BadSetting(v.Key, v.Value, err.Error()))
 			}
 		}
 		if !given("fault") {

@@ -181,6 +181,12 @@ type ConfigError struct {
 	bare bool // the value as the flag takes it, unquoted: a setting out of its bound
 }
 
+// BadSetting is the error of a setting's value the setting refuses, as the flag takes it:
+// invalid --NAME VALUE: REASON.
+func BadSetting(name, value, reason string) *ConfigError {
+	return &ConfigError{Field: name, Value: value, Reason: reason, bare: true}
+}
+
 // ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
 func (e *ConfigError) ExitCode() int { return usage.ExitCode }
 
