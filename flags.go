@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -133,67 +130,24 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	}
 	cfg.Faults = f.faults
 	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {
-		phases, err := f.profilePhases(prof, &cfg)
+		phases, err := prof.BuildPhases(&cfg, f.given, checkFault)
 		if err != nil {
 			return cfg, nil, err
 		}
 		cfg.Phases = phases
 		f.hasProfilePhases = true
 	}
-	if f.node != "" || f.barrier != "" {
-		if f.node == "" || f.barrier == "" {
-			return cfg, nil, usageErrorf("--node and --barrier go together: --node I/N --barrier NAME")
-		}
-		node, err := autoNode(f.node, os.LookupEnv)
-		if err != nil {
-			return cfg, nil, err
-		}
-		f.node = node // the report names the node, not "auto"
-		i, n, err := workload.ParseNode(f.node)
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.Barrier = &workload.Barrier{Name: f.barrier, Node: i, Nodes: n}
+	var err error
+	if cfg.Barrier, err = f.barrierOf(); err != nil {
+		return cfg, nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, nil, f.atProfileLine(prof, err)
+		return cfg, nil, prof.Place(err, f.given)
 	}
 	if err := f.checkExtra(&cfg); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, prof, nil
-}
-
-// atProfileLine places a check's error about a setting at the profile's line that set it,
-// when the profile did (a phase's own value before the top level's) and the command line
-// did not; other errors are returned as they are.
-func (f *loadFlags) atProfileLine(p *profiles.Profile, err error) error {
-	var ce *workload.ConfigError
-	if p == nil || !errors.As(err, &ce) || f.cmdline[ce.Field] {
-		return err
-	}
-	var set []profiles.Value // the phases' values of the field, the erring phase's first
-	for _, pp := range p.Phases {
-		for _, v := range pp.Values {
-			if v.Key != ce.Field {
-				continue
-			}
-			if strings.Contains(ce.Reason, pp.Strategy) {
-				set = append([]profiles.Value{v}, set...)
-			} else {
-				set = append(set, v)
-			}
-		}
-	}
-	if len(set) > 0 {
-		return p.ErrorAt(set[0], err)
-	}
-	for _, v := range p.Values {
-		if v.Key == ce.Field {
-			return p.ErrorAt(v, err)
-		}
-	}
-	return err
 }
 
 // applyProfile sets every flag the command line left alone from the profile's top level.
@@ -215,7 +169,7 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 		}
 	}
 	if !f.cmdline["fault"] {
-		specs, err := profileFaults(p, p.Faults)
+		specs, err := p.CheckFaults(p.Faults, checkFault)
 		if err != nil {
 			return err
 		}
@@ -224,49 +178,11 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 	return nil
 }
 
-// profilePhases builds the profile's explicit phases on top of the resolved settings; a
-// setting given on the command line beats a phase's own value too.
-func (f *loadFlags) profilePhases(p *profiles.Profile, cfg *workload.Config) ([]workload.Phase, error) {
-	var out []workload.Phase
-	for _, pp := range p.Phases {
-		if _, err := strategies.Resolve(pp.Strategy); err != nil {
-			return nil, p.ErrorAt(profiles.Value{Key: "strategy", Value: pp.Strategy, Line: pp.Line}, err)
-		}
-		ph := cfg.Phase(pp.Strategy)
-		ph.Label = pp.Label
-		for _, v := range pp.Values {
-			if f.cmdline[v.Key] {
-				continue
-			}
-			st, ok := workload.LookupSetting(v.Key)
-			if !ok {
-				return nil, p.ErrorAt(v, fmt.Errorf("a phase cannot set %s", v.Key))
-			}
-			if err := st.SetPhase(&ph, v.Value); err != nil {
-				return nil, p.ErrorAt(v, usageErrorf("invalid --%s %s: %v", v.Key, v.Value, err))
-			}
-		}
-		if !f.cmdline["fault"] {
-			specs, err := profileFaults(p, pp.Faults)
-			if err != nil {
-				return nil, err
-			}
-			ph.Faults = append(ph.Faults, specs...)
-		}
-		out = append(out, ph)
-	}
-	return out, nil
-}
+// given says whether the command line set the flag named name.
+func (f *loadFlags) given(name string) bool { return f.cmdline[name] }
 
-// profileFaults checks a profile's fault specs where they are written, so that a bad one is
-// reported with its file and line; the plan parses them for use (launch).
-func profileFaults(p *profiles.Profile, vs []profiles.Value) ([]string, error) {
-	out := make([]string, 0, len(vs))
-	for _, v := range vs {
-		if _, err := faults.Parse(v.Value); err != nil {
-			return nil, p.ErrorAt(v, err)
-		}
-		out = append(out, v.Value)
-	}
-	return out, nil
+// checkFault parses a fault spec, for a profile's to be checked where it is written.
+func checkFault(spec string) error {
+	_, err := faults.Parse(spec)
+	return err
 }

@@ -45,7 +45,7 @@ func TestHolderPause(t *testing.T) {
 	fault := "holder-pause:p=0.2,d=3s"
 	mod := func(wd strategies.Watchdog) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = 2*time.Second, hold("20ms"), wd, []string{fault}
+			ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = strategies.TTLOf(2*time.Second), hold("20ms"), wd, []string{fault}
 		}
 	}
 	naive := b.watchPhase(t, config(deadline, phase("set-nx-del", mod(strategies.Watchdog{}))), &watch{},
@@ -86,7 +86,7 @@ func TestProcessPause(t *testing.T) {
 	fault := "process-pause:p=0.3,d=" + pauseD
 	mod := func(label string, wd strategies.Watchdog) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, pauseTTL, hold("250ms"), wd, []string{fault}
+			ph.Label, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, strategies.TTLOf(pauseTTL), hold("250ms"), wd, []string{fault}
 		}
 	}
 	rs := runApart(t, benchSpec{topology: "single"}, config(2500*time.Millisecond,
@@ -133,7 +133,7 @@ func TestReleasePause(t *testing.T) {
 	b := spawn(t, benchSpec{topology: "single"})
 	fault := "release-pause:p=0.2,d=" + pauseD
 	mod := func(ph *workload.Phase) {
-		ph.Workers, ph.Keys, ph.TTL, ph.Hold, ph.Faults = 60, 12, pauseTTL, hold("200ms"), []string{fault}
+		ph.Workers, ph.Keys, ph.TTL, ph.Hold, ph.Faults = 60, 12, strategies.TTLOf(pauseTTL), hold("200ms"), []string{fault}
 	}
 	short := func(ph *workload.Phase) { mod(ph); ph.Hold = hold("20ms") }
 	rs := b.run(t, config(2500*time.Millisecond, phase("get-del", mod), phase("token", short)))
@@ -166,7 +166,7 @@ func TestProcessPausePoints(t *testing.T) {
 	atHold, atWrite := "process-pause:p=0.3,d="+pauseD+",point=hold", "process-pause:p=0.3,d="+pauseD+",point=write"
 	mod := func(label, fault string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, pauseTTL, hold("100ms"), []string{fault}
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, strategies.TTLOf(pauseTTL), hold("100ms"), []string{fault}
 		}
 	}
 	cfg := config(2500*time.Millisecond,
@@ -243,7 +243,7 @@ func TestClockSkew(t *testing.T) {
 	fault := "clock-skew:fraction=0.5,offset=5s"
 	mod := func(label string, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, 3*time.Second, hold("200ms"), faults
+			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, strategies.TTLOf(3*time.Second), hold("200ms"), faults
 			// Losers pause 200ms (a hold) between attempts, the seed's loop sleeping; a skewed
 			// one skips the pause. Far above a round trip even on a busy machine (20ms), so the
 			// spin shows.

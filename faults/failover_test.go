@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -42,11 +43,10 @@ import (
 func failoverConfig(waitReplicas int) workload.Config {
 	return workload.Config{
 		Strategies: []string{"token"},
-		Rate:       150, MaxInflight: 1000,
-		Keys: 1000, TTL: 10 * time.Second, Hold: hold("uniform:4s..5s"),
+		Base:       workload.Base{Load: workload.Load{Rate: 150, MaxInflight: 1000, Keys: 1000, Hold: hold("uniform:4s..5s")}, Lock: workload.Lock{TTL: strategies.TTLOf(10 * time.Second), WaitReplicas: waitReplicas}},
+
 		Duration: 5 * time.Second, Warmup: 500 * time.Millisecond, AcquireTimeout: 3 * time.Second,
-		Faults:       []string{failoverFault},
-		WaitReplicas: waitReplicas,
+		Faults: []string{failoverFault},
 	}
 }
 

@@ -188,7 +188,7 @@ func phase(strategy string, mod func(*workload.Phase)) workload.Phase {
 	if err != nil {
 		panic(err)
 	}
-	c := workload.Config{Workers: 20, Keys: 4, TTL: time.Second, Wait: backoff}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 20, Keys: 4}, Lock: workload.Lock{TTL: strategies.TTLOf(time.Second), Wait: backoff}}}
 	ph := c.Phase(strategy)
 	if mod != nil {
 		mod(&ph)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -21,7 +22,7 @@ func TestHolderCrash(t *testing.T) {
 	const ttl = 2 * time.Second
 	fault := "holder-crash:p=0.05"
 	mod := func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, ttl, hold("5ms"), []string{fault}
+		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, strategies.TTLOf(ttl), hold("5ms"), []string{fault}
 	}
 	// getset's keys die one by one for good: enough of them that some are alive into the
 	// measured window.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -180,7 +181,7 @@ func TestRedlockSurvivesTwoKills(t *testing.T) {
 		return x, y, ok1 && ok2
 	}
 	r := b.watchPhase(t, config(deadline, phase("redlock", func(ph *workload.Phase) {
-		ph.Keys, ph.Hold, ph.TTL, ph.Faults = 8, hold("5ms"), 10*time.Second, kills
+		ph.Keys, ph.Hold, ph.TTL, ph.Faults = 8, hold("5ms"), strategies.TTLOf(10*time.Second), kills
 	})), w, func(w *watch) bool {
 		first, last, ok := bothKilled(w)
 		return ok && w.entered.Load() >= last.entered+2*span(first)

@@ -289,7 +289,7 @@ func checkPhase(t *testing.T, strategy string, values []profiles.Value) {
 		case "duration", "warmup", "acquire-timeout":
 			_, err = time.ParseDuration(v.Value)
 		case "ttl":
-			opts.TTL, err = time.ParseDuration(v.Value)
+			err = opts.TTL.Set(v.Value)
 		case "watchdog":
 			opts.Watchdog, err = strategies.ParseWatchdog(v.Value)
 		case "wait":

@@ -66,8 +66,9 @@ func (bareScope) StuckLocks(context.Context, func(string) bool) (uint64, error) 
 // openPhase opens a session of one phase of strategy, with faults.
 func openPhase(t *testing.T, strategy string, fault ...string) (*session.Session, workload.Config, error) {
 	t.Helper()
-	cfg := workload.Config{Strategies: []string{strategy}, Workers: 2, Keys: 1,
-		Duration: 300 * time.Millisecond, Warmup: -1, TTL: time.Second, AcquireTimeout: time.Second, Faults: fault}
+	cfg := workload.Config{Strategies: []string{strategy},
+		Base:     workload.Base{Load: workload.Load{Workers: 2, Keys: 1}, Lock: workload.Lock{TTL: strategies.TTLOf(time.Second)}},
+		Duration: 300 * time.Millisecond, Warmup: -1, AcquireTimeout: time.Second, Faults: fault}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -158,8 +158,8 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 	if err := bound.Check(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := workload.Config{Strategies: []string{"mem-lock", "token"}, Workers: 4, Keys: 2,
-		Duration: 300 * time.Millisecond, Warmup: -1, TTL: 5 * time.Second, AcquireTimeout: 5 * time.Second}
+	cfg := workload.Config{Strategies: []string{"mem-lock", "token"}, Base: workload.Base{Load: workload.Load{Workers: 4, Keys: 2}, Lock: workload.Lock{TTL: strategies.TTLOf(5 * time.Second)}},
+		Duration: 300 * time.Millisecond, Warmup: -1, AcquireTimeout: 5 * time.Second}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +213,8 @@ func TestRegisteredServiceRunsAPhase(t *testing.T) {
 // before anything is opened, and a node fault's node= is checked against the service's
 // members when the session opens.
 func TestFaultsAreCheckedAgainstTheService(t *testing.T) {
-	cfg := workload.Config{Strategies: []string{"mem-lock"}, Workers: 1, Keys: 1,
-		Duration: time.Second, Warmup: -1, TTL: time.Second, AcquireTimeout: time.Second,
+	cfg := workload.Config{Strategies: []string{"mem-lock"}, Base: workload.Base{Load: workload.Load{Workers: 1, Keys: 1}, Lock: workload.Lock{TTL: strategies.TTLOf(time.Second)}},
+		Duration: time.Second, Warmup: -1, AcquireTimeout: time.Second,
 		Faults: []string{"failover:at=100ms"}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ func TestTokenCycleAllocations(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	_, c := redistest.Server(t)
-	s, err := New("token", Options{Client: c, TTL: time.Minute, Wait: Wait{Kind: WaitBackoff}})
+	s, err := New("token", Options{Client: c, Params: Params{TTL: TTLOf(time.Minute), Wait: Wait{Kind: WaitBackoff}}})
 	if err != nil {
 		t.Fatal(err)
 	}

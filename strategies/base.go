@@ -77,7 +77,7 @@ func newBaseWaiting(info Info, o *resolved, notifyVia rueidis.Client, native Wai
 		b.holds = newHoldCounter()
 	}
 	if b.policy.Kind == WaitPubSub {
-		n, err := newNotifier(notifyVia, o.patience)
+		n, err := newNotifier(notifyVia, o.patienceArg)
 		if err != nil {
 			return nil, err
 		}

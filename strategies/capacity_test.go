@@ -154,7 +154,7 @@ func setAllOrNone(t *testing.T, e *env, prefix string) {
 // expirable one has it back, the plain one still has not.
 func TestSemaphoreLeaksDeadHoldersPermit(t *testing.T) {
 	const ttl = 300 * time.Millisecond
-	opts := func(o *strategies.Options) { o.TTL = ttl; o.Permits = 3 }
+	opts := func(o *strategies.Options) { o.TTL = strategies.TTLOf(ttl); o.Permits = 3 }
 	plain := newEnv(t, "semaphore").strategy(t, opts)
 	xe := newEnv(t, "expirable-semaphore")
 	expiring := xe.strategy(t, opts)

@@ -137,7 +137,7 @@ func expiresAfterTTL(t *testing.T, e *env, prefix string) {
 	const ttl = 200 * time.Millisecond
 	s := e.strategy(t, withTTL(ttl))
 	other := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl // the timestamp strategies judge staleness by the contender's ttl
+		o.TTL = strategies.TTLOf(ttl) // the timestamp strategies judge staleness by the contender's ttl
 		if !s.Info().KeyTTL {
 			o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: ttl * 3 / 2}
 		}
@@ -191,7 +191,7 @@ func releaseTwice(t *testing.T, e *env, prefix string) {
 func cancelWhileWaiting(wait string) func(t *testing.T, e *env, prefix string) {
 	return func(t *testing.T, e *env, prefix string) {
 		w, _ := strategies.ParseWait(wait)
-		s := e.strategy(t, func(o *strategies.Options) { o.Wait = w; o.TTL = time.Minute })
+		s := e.strategy(t, func(o *strategies.Options) { o.Wait = w; o.TTL = strategies.TTLOf(time.Minute) })
 		key := prefix + "k"
 		holder := acquire(t, s, key, "holder")
 
@@ -280,7 +280,7 @@ func startHold(t *testing.T, e *env, key string) *hold {
 	h := &hold{key: key, calls: map[string]int{}, letGone: make(chan struct{})}
 	letRenews := make(chan struct{})
 	h.s = e.strategy(t, func(o *strategies.Options) {
-		o.TTL = holdTTL
+		o.TTL = strategies.TTLOf(holdTTL)
 		o.Watchdog = strategies.Watchdog{Auto: true}
 		o.Hooks.BeforeRenew = func(_ context.Context, _, owner string) {
 			h.mu.Lock()

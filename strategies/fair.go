@@ -42,11 +42,11 @@ func newFair(info Info, o *resolved) (Strategy, error) {
 		return nil, err
 	}
 	if b.notify == nil {
-		if b.notify, err = newNotifier(o.Client, o.TTL); err != nil {
+		if b.notify, err = newNotifier(o.Client, o.patienceArg); err != nil {
 			return nil, err
 		}
 	}
-	poll := max(o.TTL, b.policy.Max, b.policy.Interval)
+	poll := max(o.ttl, b.policy.Max, b.policy.Interval)
 	return &fair{base: b, c: o.Client, queueTTL: strconv.FormatInt(2*poll.Milliseconds(), 10)}, nil
 }
 

@@ -75,8 +75,7 @@ func runFleet(t *testing.T, name string, procs, workers int, total int64, hold t
 	for p := range ss {
 		s, err := strategies.New(name, strategies.Options{
 			Client: redistest.Client(t, srv.Addr), // a process of its own: its own connections
-			TTL:    5 * time.Second,
-			Wait:   strategies.Wait{Kind: strategies.WaitPubSub},
+			Params: strategies.Params{TTL: strategies.TTLOf(5 * time.Second), Wait: strategies.Wait{Kind: strategies.WaitPubSub}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -229,7 +228,7 @@ func TestWaitingKeysExpire(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, name)
 			s := e.strategy(t, func(o *strategies.Options) {
-				o.TTL = time.Minute
+				o.TTL = strategies.TTLOf(time.Minute)
 				o.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
 			})
 			key := redistest.Prefix(t) + "k"
@@ -277,7 +276,7 @@ func TestTurnSkipsAProcessThatIsGone(t *testing.T) {
 	c := redistest.Client(t, srv.Addr)
 	newProc := func() strategies.Strategy {
 		s, err := strategies.New("token", strategies.Options{
-			Client: redistest.Client(t, srv.Addr), TTL: time.Minute, Wait: strategies.Wait{Kind: strategies.WaitPubSub},
+			Client: redistest.Client(t, srv.Addr), Params: strategies.Params{TTL: strategies.TTLOf(time.Minute), Wait: strategies.Wait{Kind: strategies.WaitPubSub}},
 		})
 		if err != nil {
 			t.Fatal(err)

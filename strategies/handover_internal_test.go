@@ -17,7 +17,7 @@ import (
 func TestTokenHandsTheLockToTheNextLocalWaiter(t *testing.T) {
 	t.Parallel()
 	_, c := redistest.Server(t)
-	s, err := New("token", Options{Client: c, TTL: time.Minute, Wait: Wait{Kind: WaitPubSub}})
+	s, err := New("token", Options{Client: c, Params: Params{TTL: TTLOf(time.Minute), Wait: Wait{Kind: WaitPubSub}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (e *env) strategy(t *testing.T, mod func(*strategies.Options)) strategies.S
 		// -race keeps a loopback reply that long now and then (250ms was seen to fail 50
 		// spinning workers), and a node that times out fails a round or a release. These
 		// tests are about the lock, not about slow nodes; the ones that are set their own.
-		o = strategies.Options{Nodes: e.nodes, NodeTimeout: 10 * time.Second}
+		o = strategies.Options{Nodes: e.nodes, Params: strategies.Params{NodeTimeout: 10 * time.Second}}
 	}
 	if mod != nil {
 		mod(&o)
@@ -62,7 +62,7 @@ func (e *env) strategy(t *testing.T, mod func(*strategies.Options)) strategies.S
 }
 
 func withTTL(d time.Duration) func(*strategies.Options) {
-	return func(o *strategies.Options) { o.TTL = d }
+	return func(o *strategies.Options) { o.TTL = strategies.TTLOf(d) }
 }
 
 // patience bounds every wait of these tests for something that must happen: generous, so

@@ -87,7 +87,7 @@ func TestReleasePauseRunsOncePerRelease(t *testing.T) {
 				// A lease that lapsed: the GET finds nothing, so there is no DEL to stall.
 				const ttl = 100 * time.Millisecond
 				short := e.strategy(t, func(o *strategies.Options) {
-					o.TTL = ttl
+					o.TTL = strategies.TTLOf(ttl)
 					o.Hooks.ReleasePause = p.hook
 				})
 				lapsed := acquire(t, short, key, "c")

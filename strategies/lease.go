@@ -44,14 +44,14 @@ var epoch = time.Now()
 // ttl counted from the start of the attempt that took it or of the last renewal that got
 // through. A holder that acts past it may no longer hold the lock. Zero when unknown.
 func (l *lease) ValidUntil() time.Time {
-	if l.b.o.TTL == NoTTL {
+	if l.b.o.TTL.None() {
 		return noExpiry
 	}
 	from := l.validFrom.Load()
 	if from == 0 {
 		return time.Time{}
 	}
-	return epoch.Add(time.Duration(from) + l.b.o.TTL)
+	return epoch.Add(time.Duration(from) + l.b.o.ttl)
 }
 
 // stampValid records that the lease's ttl began no earlier than t.
@@ -126,7 +126,7 @@ func (d *watchdog) stop() {
 
 func (d *watchdog) run(ctx context.Context, b *base, l *lease) {
 	defer close(d.done)
-	interval, ttl := b.o.renewal, b.o.TTL
+	interval, ttl := b.o.renewal, b.o.ttl
 	validFrom := time.Now() // the lease runs at least until validFrom + ttl
 	t := time.NewTimer(interval)
 	defer t.Stop()

@@ -48,7 +48,7 @@ func (s *multiLock) Acquire(ctx context.Context, key, owner string) (Lease, erro
 }
 
 // leased says the set is taken with a lease (lock(leaseTime)), not renewed by a watchdog.
-func (s *multiLock) leased() bool { return s.o.renewal == 0 && s.o.TTL != NoTTL }
+func (s *multiLock) leased() bool { return s.o.renewal == 0 && !s.o.TTL.None() }
 
 // round is the length of one round for a set of n keys (RedissonMultiLock.lockInterruptibly).
 func (s *multiLock) round(n int) time.Duration {
@@ -56,7 +56,7 @@ func (s *multiLock) round(n int) time.Duration {
 	if !s.leased() {
 		return base
 	}
-	lease := s.o.TTL.Milliseconds()
+	lease := s.o.ttlMS
 	lo, hi := lease/2, lease // ThreadLocalRandom.nextLong(lo, hi): [lo, hi)
 	if lease > base.Milliseconds() {
 		lo = base.Milliseconds()

@@ -89,7 +89,7 @@ func (s *setnxExpire) Acquire(ctx context.Context, key, owner string) (Lease, er
 				return nil, 0, fmt.Errorf("%w between SETNX and EXPIRE: %w", ErrCrashed, err)
 			}
 		}
-		if s.o.TTL == NoTTL {
+		if s.o.TTL.None() {
 			return s.lease(key, owner), 0, nil
 		}
 		if err := s.c.Do(cctx, s.c.B().Pexpire().Key(key).Milliseconds(s.o.ttlMS).Build()).Error(); err != nil {

@@ -23,7 +23,7 @@ func TestNativeWaitIsEachStrategysOwnPolicy(t *testing.T) {
 		"spin-lock":      {Kind: WaitBackoff, Min: redissonBackoffInitial, Max: redissonBackoffMax},
 	} {
 		for _, w := range []Wait{{}, {Kind: WaitPubSub}} {
-			s, err := New(name, Options{Client: c, Wait: w})
+			s, err := New(name, Options{Client: c, Params: Params{Wait: w}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestNativeHookRunsUnderNativeOnly(t *testing.T) {
 	key := redistest.Prefix(t) + "k"
 	ctx := context.Background()
 	for _, w := range []Wait{{}, {Kind: WaitPubSub}, {Kind: WaitSpin}} {
-		s, err := New("redisson-lock", Options{Client: c, TTL: time.Minute, Wait: w})
+		s, err := New("redisson-lock", Options{Client: c, Params: Params{TTL: TTLOf(time.Minute), Wait: w}})
 		if err != nil {
 			t.Fatal(err)
 		}

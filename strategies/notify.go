@@ -8,7 +8,6 @@ import (
 	"hash/maphash"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,14 +98,14 @@ type waiter struct {
 // notifyLinger is how long a channel stays subscribed with nobody waiting on it.
 const notifyLinger = 500 * time.Millisecond
 
-func newNotifier(c rueidis.Client, ttl time.Duration) (*notifier, error) {
+func newNotifier(c rueidis.Client, ttlArg string) (*notifier, error) {
 	if c == nil {
 		return nil, &OptionError{Field: "client", Value: "nil", Reason: "the pubsub wait policy needs a Redis client"}
 	}
 	var nonce [6]byte
 	_, _ = crand.Read(nonce[:])
 	n := &notifier{
-		c: c, src: subscribeNode(c), id: hex.EncodeToString(nonce[:]), ttlArg: strconv.FormatInt(ttl.Milliseconds(), 10),
+		c: c, src: subscribeNode(c), id: hex.EncodeToString(nonce[:]), ttlArg: ttlArg,
 		counted: "1", chans: make(map[string]*subscription), stop: make(chan struct{}), seed: maphash.MakeSeed(),
 	}
 	if c.Mode() == rueidis.ClientModeCluster {

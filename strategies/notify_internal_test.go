@@ -16,7 +16,7 @@ import (
 func TestSubscribeOutlivesTheWaiterThatSentIt(t *testing.T) {
 	t.Parallel()
 	_, c := redistest.Server(t) // a server of its own: this test pauses it
-	n, err := newNotifier(c, time.Minute)
+	n, err := newNotifier(c, "60000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSubscribeOutlivesTheWaiterThatSentIt(t *testing.T) {
 func TestReleaseWakesAWaiterThatCameMeanwhile(t *testing.T) {
 	t.Parallel()
 	_, c := redistest.Server(t)
-	s, err := New("fenced", Options{Client: c, Wait: Wait{Kind: WaitPubSub}, TTL: time.Minute})
+	s, err := New("fenced", Options{Client: c, Params: Params{Wait: Wait{Kind: WaitPubSub}, TTL: TTLOf(time.Minute)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestWeaknessSetNXWithoutTTLOutlivesItsHolder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "setnx-expire")
-	s := e.strategy(t, withTTL(strategies.NoTTL))
+	s := e.strategy(t, func(o *strategies.Options) { o.TTL = strategies.NoTTL })
 	key := redistest.Prefix(t) + "k"
 
 	l, err := tryFor(s, key, "dies", 5*time.Second)
@@ -44,7 +44,7 @@ func TestWeaknessSetNXWithoutTTLOutlivesItsHolder(t *testing.T) {
 func TestNoTTLOnlyWhereTheStrategySaysSo(t *testing.T) {
 	_, c := redistest.Server(t)
 	for _, name := range []string{"token", "set-nx-del", "redisson-lock"} {
-		_, err := strategies.New(name, strategies.Options{Client: c, TTL: strategies.NoTTL})
+		_, err := strategies.New(name, strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.NoTTL}})
 		assertOptionError(t, err, "ttl", "only setnx-expire runs without one")
 	}
 	var takers []string

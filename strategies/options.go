@@ -12,9 +12,14 @@ import (
 	"github.com/lockbench/lockbench/internal/usage"
 )
 
-// Options configure a Strategy. Zero values take the documented defaults; New validates the
-// result and returns an *OptionError naming the field for anything it cannot use.
+// Options are what a Strategy is built with: its lock parameters (Params, which Settle
+// defaults and checks) and the connection and hooks it runs with. New settles Params unless
+// Settle already did, and checks the connection; anything it cannot use is an *OptionError
+// naming the field.
 type Options struct {
+	// Params are the lock parameters: ttl, watchdog, wait, ... (a phase's).
+	Params
+
 	// Client reaches the Redis that holds the locks. Required by every strategy but redlock.
 	// It belongs to the caller: strategies never close it.
 	Client rueidis.Client
@@ -23,32 +28,6 @@ type Options struct {
 	// it; a redlock strategy with no Nodes is an error.
 	Nodes []rueidis.Client
 
-	// TTL is the lease time Redis keeps a lock for (the stale-after time of the timestamp
-	// strategies). Default 10s; must be > 0, or NoTTL for a strategy whose Info.NoTTL says
-	// it can run without one. Redis stores it in milliseconds.
-	TTL time.Duration
-
-	// Watchdog renews held leases while they are held. Zero = off (the default). Only the
-	// strategies whose Info().AutoRenew is true accept it. See ParseWatchdog.
-	Watchdog Watchdog
-
-	// DefaultLease says the caller chose no lease: TTL is a default, not the user's. The
-	// Redisson family then runs as Redisson's lock() does when Watchdog is off too: a 30s
-	// lease renewed every 10s (lockWatchdogTimeout; see LeaseReporter). The others ignore it.
-	DefaultLease bool
-
-	// Wait is how a blocked acquirer waits. The zero value is the default, native: each
-	// strategy waits as its source does (Info.NativeWait). See ParseWait.
-	Wait Wait
-
-	// DriftFactor is redlock's clock drift allowance: a lock is valid for
-	// ttl - elapsed - (ttl*DriftFactor + 2ms). Default 0.01; must be in [0, 1).
-	DriftFactor float64
-
-	// NodeTimeout bounds each redlock request to one node, so a dead or paused node costs at
-	// most this much per attempt. Default ttl/20 clamped to [5ms, 500ms].
-	NodeTimeout time.Duration
-
 	// Clock is read by the strategies that compare timestamps (getset, setnx-stale) and by
 	// redlock's validity check. Default time.Now. A per-call clock set with WithClock wins.
 	Clock func() time.Time
@@ -56,18 +35,9 @@ type Options struct {
 	// Permits is how many holders one key of a semaphore admits (semaphore,
 	// expirable-semaphore): the count a process sets, with Redisson's trySetPermits, the
 	// first time it uses a key; a key already set keeps its count. Default 1 (a semaphore of
-	// one permit excludes like a mutex); must be >= 1. The other strategies ignore it.
+	// one permit excludes like a mutex); must be >= 1. The other strategies ignore it. It is
+	// the phase's load (workload.Load.Permits), which the engine hands over.
 	Permits int
-
-	// WaitReplicas, when > 0, makes an acquire wait until that many replicas have the lock
-	// (Redis WAIT, as Redisson checks by default), so that a failover right after the grant
-	// cannot lose it. A grant the replicas do not confirm within ReplicaTimeout is given back
-	// and counts as a failed attempt (and in Stats.Unreplicated): the acquire goes on
-	// waiting, and times out while no replica answers. Single-node strategies with a ttl'd
-	// lease only (those with AutoRenew). Default 0.
-	WaitReplicas int
-	// ReplicaTimeout bounds the WAIT. Default 1s.
-	ReplicaTimeout time.Duration
 
 	// Hooks are the points where the fault layer steps in. Nil hooks are skipped.
 	Hooks Hooks
@@ -81,6 +51,49 @@ type Options struct {
 	// Service is the connection to a lock service other than Redis (Info.Service), as the
 	// package that registered the strategy defines it; nil for Redis strategies.
 	Service any
+}
+
+// Params are a lock's parameters, as a phase sets them for its strategy (--ttl, --watchdog,
+// --wait, --wait-replicas) and redlock's tunings. The zero value is every default. Settle
+// defaults and checks them for one strategy and makes what the hot path sends (the ttl in
+// milliseconds, as a script argument) once; New takes settled Params as they are.
+type Params struct {
+	// TTL is the lease time the lock service keeps a lock for (the stale-after time of the
+	// timestamp strategies): a duration of at least 1ms, NoTTL for a strategy whose
+	// Info.NoTTL says it can run without one, or, the zero value, nobody's choice: DefaultTTL,
+	// or a strategy's own default lease (the Redisson family runs as Redisson's lock(): a
+	// 30s lease renewed every 10s; see LeaseReporter).
+	TTL TTL
+
+	// Watchdog renews held leases while they are held. Zero = off (the default). Only the
+	// strategies whose Info().AutoRenew is true accept it. See ParseWatchdog.
+	Watchdog Watchdog
+
+	// Wait is how a blocked acquirer waits. The zero value is the default, native: each
+	// strategy waits as its source does (Info.NativeWait). See ParseWait.
+	Wait Wait
+
+	// WaitReplicas, when > 0, makes an acquire wait until that many replicas have the lock
+	// (Redis WAIT, as Redisson checks by default), so that a failover right after the grant
+	// cannot lose it. A grant the replicas do not confirm within ReplicaTimeout is given back
+	// and counts as a failed attempt (and in Stats.Unreplicated): the acquire goes on
+	// waiting, and times out while no replica answers. Single-node strategies with a ttl'd
+	// lease only (those with AutoRenew). Default 0.
+	WaitReplicas int
+	// ReplicaTimeout bounds the WAIT. Default 1s.
+	ReplicaTimeout time.Duration
+
+	// DriftFactor is redlock's clock drift allowance: a lock is valid for
+	// ttl - elapsed - (ttl*DriftFactor + 2ms). Default 0.01; must be in [0, 1).
+	DriftFactor float64
+
+	// NodeTimeout bounds each redlock request to one node, so a dead or paused node costs at
+	// most this much per attempt. Default ttl/20 clamped to [5ms, 500ms].
+	NodeTimeout time.Duration
+
+	// settled is what Settle made of these Params for a strategy; New uses it while the
+	// Params it was made from are unchanged.
+	settled *settled
 }
 
 // Hooks are fault-injection points. They run on the hot path only when set.
@@ -321,64 +334,107 @@ func WithClock(ctx context.Context, clock func() time.Time) context.Context {
 }
 
 // resolved is Options after defaults and validation, with the values the hot path needs
-// precomputed.
+// made once (settled: the lease, its milliseconds and script argument).
 type resolved struct {
 	Options
-	ttlMS   int64
-	ttlArg  string        // ttl in ms, formatted once for script arguments
-	renewal time.Duration // watchdog interval, 0 = off
-	// patience is how long a waiter sleeps at most with no news of the lock, and how long the
-	// pubsub wait policy's lists outlive their last use: the ttl, or with NoTTL the default
-	// ttl, since no lease then ends by itself.
-	patience time.Duration
+	settled
 }
 
-// NoTTL, as Options.TTL, asks for a lock key that never expires: seed 003's lock as it
-// stood before it added EXPIRE. Only the strategies whose Info.NoTTL is true take it
-// (setnx-expire), without a watchdog; a holder that dies then keeps its lock for good,
-// which the oracle's verdict reports as a DEADLOCK. The command line spells it --ttl 0.
-const NoTTL time.Duration = -1
-
 // Check validates the options that do not depend on a server (ttl, watchdog, wait, drift)
-// for the named strategy, without building it: a run checks every phase's options before
-// it connects anywhere.
+// for the named strategy, without building it. It is Settle for callers that do not keep
+// the settled Params.
 func Check(name string, o Options) error {
-	info, ok := Lookup(name)
-	if !ok {
-		return unknownStrategy(name)
-	}
-	_, err := resolveOptions(info, o)
+	_, err := Settle(name, o.Params)
 	return err
 }
 
-func resolve(info Info, o Options) (*resolved, error) {
-	r, err := resolveOptions(info, o)
-	if err != nil {
-		return nil, err
+// Settle fills the defaults of p and checks them against the named strategy, and makes the
+// lease's milliseconds and script arguments: the one place a lock parameter is defaulted
+// and checked. A run settles every phase's Params before it connects anywhere; New takes
+// the settled Params as they are. An unknown name or an unusable value is an
+// *OptionError naming the field as the CLI flag. Params already settled for the strategy,
+// and unchanged since, are returned as they are.
+func Settle(name string, p Params) (Params, error) {
+	if p.isSettled(name) {
+		return p, nil
 	}
-	if info.Service != "" {
-		return r, nil // the registering package checks its own connection
+	info, ok := Lookup(name)
+	if !ok {
+		return p, unknownStrategy(name)
 	}
-	return r, r.resolveTarget(info)
+	return settle(info, p)
 }
 
-func resolveOptions(info Info, o Options) (*resolved, error) {
-	if o.TTL == 0 {
-		o.TTL = DefaultTTL
+func settle(info Info, p Params) (Params, error) {
+	p.settled = nil
+	s := &settled{name: info.Name, from: p}
+	switch t := p.TTL; {
+	case t.None():
+		if err := checkNoTTL(info, p); err != nil {
+			return p, err
+		}
+		s.setLease(t, DefaultTTL)
+	case t.Duration() < time.Millisecond:
+		return p, &OptionError{Field: "ttl", Value: t.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
+	default:
+		s.setLease(t, t.Duration())
 	}
-	if o.TTL == NoTTL {
-		return resolveNoTTL(info, o)
+	if p.Watchdog.Enabled() {
+		if !info.AutoRenew {
+			return p, &OptionError{Field: "watchdog", Value: p.Watchdog.String(),
+				Reason: fmt.Sprintf("strategy %s cannot renew a lease; use off, or one of: %s", info.Name, strings.Join(renewable(), ", "))}
+		}
+		s.renewal = p.Watchdog.Resolve(s.ttl)
+		if s.renewal >= s.ttl || s.renewal <= 0 {
+			return p, &OptionError{Field: "watchdog", Value: p.Watchdog.String(),
+				Reason: fmt.Sprintf("the renewal interval must be shorter than the ttl (%s); valid: off, auto (= ttl/3), or a duration below the ttl", s.ttl)}
+		}
 	}
-	if o.TTL < time.Millisecond {
-		return nil, &OptionError{Field: "ttl", Value: o.TTL.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
+	switch p.Wait.Kind {
+	case WaitNative: // the strategy's own (base.policy)
+	case WaitSpin:
+		if p.Wait.Interval < 0 {
+			return p, &OptionError{Field: "wait", Value: p.Wait.String(), Reason: "spin interval must be >= 0; " + waitForms}
+		}
+	case WaitBackoff:
+		p.Wait = p.Wait.withDefaults()
+		if p.Wait.Min <= 0 || p.Wait.Max < p.Wait.Min {
+			return p, &OptionError{Field: "wait", Value: p.Wait.String(), Reason: "backoff needs 0 < MIN <= MAX; " + waitForms}
+		}
+	case WaitPubSub:
+	default:
+		return p, &OptionError{Field: "wait", Value: fmt.Sprint(int(p.Wait.Kind)), Reason: "unknown policy; " + waitForms}
 	}
-	r := &resolved{Options: o, ttlMS: o.TTL.Milliseconds(), patience: o.TTL}
-	r.ttlArg = fmt.Sprint(r.ttlMS)
-	return r.resolveRest(info)
+	if p.WaitReplicas < 0 {
+		return p, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(p.WaitReplicas), Reason: "must be >= 0"}
+	}
+	if p.WaitReplicas > 0 && (!info.AutoRenew || info.MultiNode) {
+		return p, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(p.WaitReplicas),
+			Reason: fmt.Sprintf("strategy %s has no ttl'd single-node lease to wait for; valid for: %s", info.Name, strings.Join(renewable(), ", "))}
+	}
+	if p.ReplicaTimeout == 0 {
+		p.ReplicaTimeout = time.Second
+	}
+	if p.DriftFactor == 0 {
+		p.DriftFactor = 0.01
+	}
+	if p.DriftFactor < 0 || p.DriftFactor >= 1 {
+		return p, &OptionError{Field: "drift-factor", Value: fmt.Sprint(p.DriftFactor), Reason: "must be in [0, 1); default 0.01"}
+	}
+	if p.NodeTimeout == 0 {
+		p.NodeTimeout = min(max(s.ttl/20, 5*time.Millisecond), 500*time.Millisecond)
+	}
+	if p.NodeTimeout < 0 {
+		return p, &OptionError{Field: "node-timeout", Value: p.NodeTimeout.String(), Reason: "must be > 0"}
+	}
+	s.from = p
+	p.settled = s
+	return p, nil
 }
 
-// resolveNoTTL resolves the options of a lock without a ttl (NoTTL).
-func resolveNoTTL(info Info, o Options) (*resolved, error) {
+// checkNoTTL refuses a lock without a ttl (NoTTL) to a strategy that needs one, and a
+// watchdog with it.
+func checkNoTTL(info Info, p Params) error {
 	if !info.NoTTL {
 		var takers []string
 		for _, i := range Catalog() {
@@ -386,46 +442,26 @@ func resolveNoTTL(info Info, o Options) (*resolved, error) {
 				takers = append(takers, i.Name)
 			}
 		}
-		return nil, &OptionError{Field: "ttl", Value: "0",
+		return &OptionError{Field: "ttl", Value: "0",
 			Reason: fmt.Sprintf("%s needs a ttl (a duration > 0, e.g. 10s); only %s runs without one", info.Name, strings.Join(takers, ", "))}
 	}
-	if o.Watchdog.Enabled() {
-		return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(), Reason: "a watchdog renews a ttl, and --ttl 0 sets none; use off"}
+	if p.Watchdog.Enabled() {
+		return &OptionError{Field: "watchdog", Value: p.Watchdog.String(), Reason: "a watchdog renews a ttl, and --ttl 0 sets none; use off"}
 	}
-	r := &resolved{Options: o, patience: DefaultTTL}
-	return r.resolveRest(info)
+	return nil
 }
 
-// resolveRest resolves what follows the ttl.
-func (r *resolved) resolveRest(info Info) (*resolved, error) {
-	o := r.Options
-	if o.Watchdog.Enabled() {
-		if !info.AutoRenew {
-			return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(),
-				Reason: fmt.Sprintf("strategy %s cannot renew a lease; use off, or one of: %s", info.Name, strings.Join(renewable(), ", "))}
+// resolve settles o's Params for info, unless Settle did already for these Params, and
+// checks the rest of o: what the strategy is built with.
+func resolve(info Info, o Options) (*resolved, error) {
+	if !o.Params.isSettled(info.Name) {
+		p, err := settle(info, o.Params)
+		if err != nil {
+			return nil, err
 		}
-		r.renewal = o.Watchdog.Resolve(o.TTL)
-		if r.renewal >= o.TTL || r.renewal <= 0 {
-			return nil, &OptionError{Field: "watchdog", Value: o.Watchdog.String(),
-				Reason: fmt.Sprintf("the renewal interval must be shorter than the ttl (%s); valid: off, auto (= ttl/3), or a duration below the ttl", o.TTL)}
-		}
+		o.Params = p
 	}
-	switch o.Wait.Kind {
-	case WaitNative: // the strategy's own (base.policy)
-	case WaitSpin:
-		if o.Wait.Interval < 0 {
-			return nil, &OptionError{Field: "wait", Value: o.Wait.String(), Reason: "spin interval must be >= 0; " + waitForms}
-		}
-	case WaitBackoff:
-		o.Wait = o.Wait.withDefaults()
-		if o.Wait.Min <= 0 || o.Wait.Max < o.Wait.Min {
-			return nil, &OptionError{Field: "wait", Value: o.Wait.String(), Reason: "backoff needs 0 < MIN <= MAX; " + waitForms}
-		}
-	case WaitPubSub:
-	default:
-		return nil, &OptionError{Field: "wait", Value: fmt.Sprint(int(o.Wait.Kind)), Reason: "unknown policy; " + waitForms}
-	}
-	r.Wait = o.Wait
+	r := &resolved{Options: o, settled: *o.settled}
 	if o.Clock == nil {
 		r.Clock = time.Now
 	}
@@ -435,29 +471,18 @@ func (r *resolved) resolveRest(info Info) (*resolved, error) {
 	if r.Permits < 1 {
 		return nil, &OptionError{Field: "permits", Value: fmt.Sprint(o.Permits), Reason: "must be at least 1 (the holders a semaphore key admits); default 1"}
 	}
-	if o.WaitReplicas < 0 {
-		return nil, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(o.WaitReplicas), Reason: "must be >= 0"}
+	if info.Service != "" {
+		return r, nil // the registering package checks its own connection
 	}
-	if o.WaitReplicas > 0 && (!info.AutoRenew || info.MultiNode) {
-		return nil, &OptionError{Field: "wait-replicas", Value: fmt.Sprint(o.WaitReplicas),
-			Reason: fmt.Sprintf("strategy %s has no ttl'd single-node lease to wait for; valid for: %s", info.Name, strings.Join(renewable(), ", "))}
-	}
-	if o.ReplicaTimeout == 0 {
-		r.ReplicaTimeout = time.Second
-	}
-	if o.DriftFactor == 0 {
-		r.DriftFactor = 0.01
-	}
-	if r.DriftFactor < 0 || r.DriftFactor >= 1 {
-		return nil, &OptionError{Field: "drift-factor", Value: fmt.Sprint(o.DriftFactor), Reason: "must be in [0, 1); default 0.01"}
-	}
-	if o.NodeTimeout == 0 {
-		r.NodeTimeout = min(max(o.TTL/20, 5*time.Millisecond), 500*time.Millisecond)
-	}
-	if r.NodeTimeout < 0 {
-		return nil, &OptionError{Field: "node-timeout", Value: o.NodeTimeout.String(), Reason: "must be > 0"}
-	}
-	return r, nil
+	return r, r.resolveTarget(info)
+}
+
+// isSettled reports whether p were settled for the strategy named name and are unchanged
+// since.
+func (p Params) isSettled(name string) bool {
+	s := p.settled
+	p.settled = nil
+	return s != nil && s.name == name && p == s.from
 }
 
 // resolveTarget checks the clients the strategy needs.
@@ -493,7 +518,3 @@ func checkKey(key string) error {
 	}
 	return nil
 }
-
-// DefaultTTL is the lease time when none is given: the one default every layer (the
-// flags, a profile, the engine, the strategies) falls back to.
-const DefaultTTL = 10 * time.Second

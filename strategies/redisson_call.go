@@ -2,7 +2,6 @@ package strategies
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -16,7 +15,7 @@ const (
 
 // LeaseReporter is a Strategy whose lease is not always the Options' TTL and Watchdog: the
 // Redisson family, which runs as Redisson's lock() when the caller chose no lease
-// (Options.DefaultLease). Lease is the lease it runs with, its renewal interval (0 = none)
+// (Params.TTL left at its zero value). Lease is the lease it runs with, its renewal interval (0 = none)
 // and the Redisson call a lockbench acquire is.
 type LeaseReporter interface {
 	Lease() (ttl, renewal time.Duration, call string)
@@ -43,17 +42,17 @@ func (l redissonLease) Lease() (time.Duration, time.Duration, string) {
 //     for (it always renews at a third of lockWatchdogTimeout).
 func redissonCall(o *resolved) redissonLease {
 	switch {
-	case o.TTL == NoTTL:
+	case o.TTL.None():
 		return redissonLease{call: "no lease: not a Redisson call"}
-	case o.DefaultLease && !o.Watchdog.Enabled():
-		o.TTL, o.renewal, o.patience = redissonWatchdogTimeout, redissonRenewEvery, redissonWatchdogTimeout
-		o.ttlMS = o.TTL.Milliseconds()
-		o.ttlArg = strconv.FormatInt(o.ttlMS, 10)
-		return redissonLease{o.TTL, o.renewal, "tryLock(waitTime): lockWatchdogTimeout 30s, renewed every 10s (Redisson's default, as lock())"}
+	case !o.TTL.Chosen() && !o.Watchdog.Enabled():
+		// Redisson's own default lease, in place of DefaultTTL: the strategy's default.
+		o.setLease(TTLOf(redissonWatchdogTimeout), redissonWatchdogTimeout)
+		o.renewal = redissonRenewEvery
+		return redissonLease{o.ttl, o.renewal, "tryLock(waitTime): lockWatchdogTimeout 30s, renewed every 10s (Redisson's default, as lock())"}
 	case o.renewal == 0:
-		return redissonLease{o.TTL, 0, fmt.Sprintf("tryLock(waitTime, leaseTime %s): no watchdog", o.TTL)}
+		return redissonLease{o.ttl, 0, fmt.Sprintf("tryLock(waitTime, leaseTime %s): no watchdog", o.ttl)}
 	case o.Watchdog.Auto:
-		return redissonLease{o.TTL, o.renewal, fmt.Sprintf("tryLock(waitTime) with lockWatchdogTimeout %s, renewed every %s", o.TTL, o.renewal)}
+		return redissonLease{o.ttl, o.renewal, fmt.Sprintf("tryLock(waitTime) with lockWatchdogTimeout %s, renewed every %s", o.ttl, o.renewal)}
 	}
-	return redissonLease{o.TTL, o.renewal, fmt.Sprintf("tryLock(waitTime) with a %s lease renewed every %s (lockbench's interval; Redisson renews at a third of the lease)", o.TTL, o.renewal)}
+	return redissonLease{o.ttl, o.renewal, fmt.Sprintf("tryLock(waitTime) with a %s lease renewed every %s (lockbench's interval; Redisson renews at a third of the lease)", o.ttl, o.renewal)}
 }

@@ -216,7 +216,7 @@ func TestRedissonDefaultLease(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, name)
 			key := redistest.Prefix(t) + "k"
-			def := e.strategy(t, func(o *strategies.Options) { o.TTL, o.DefaultLease = strategies.DefaultTTL, true })
+			def := e.strategy(t, func(o *strategies.Options) { o.TTL = strategies.TTL{} }) // nobody chose the ttl
 			ttl, renewal, call := def.(strategies.LeaseReporter).Lease()
 			if ttl != 30*time.Second || renewal != 10*time.Second || !strings.Contains(call, "lockWatchdogTimeout 30s") {
 				t.Errorf("default lease: %s renewed every %s (%q), want Redisson's lock(): 30s renewed every 10s", ttl, renewal, call)
@@ -250,7 +250,9 @@ func TestRedissonOneRenewalPerLock(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, name)
 			const ttl = 900 * time.Millisecond
-			s := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Watchdog = ttl, strategies.Watchdog{Auto: true} })
+			s := e.strategy(t, func(o *strategies.Options) {
+				o.TTL, o.Watchdog = strategies.TTLOf(ttl), strategies.Watchdog{Auto: true}
+			})
 			key := redistest.Prefix(t) + "k"
 			outer := acquire(t, s, key, "a")
 			inner := []strategies.Lease{acquire(t, s, key, "a"), acquire(t, s, key, "a")}

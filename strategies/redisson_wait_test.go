@@ -99,7 +99,7 @@ func TestSemaphoreNativeRelease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, name)
-			s := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Permits = longLease, 1 })
+			s := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Permits = strategies.TTLOf(longLease), 1 })
 			key := redistest.Prefix(t) + "k"
 			holder := acquire(t, s, key, "holder")
 			done := make(chan struct{})

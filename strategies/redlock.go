@@ -53,9 +53,9 @@ func (s *redlock) attempt(ctx context.Context, key, owner string) (Lease, time.D
 	start := s.o.now(ctx)
 	granted, failed, firstErr := s.lockAll(ctx, key, tok)
 	elapsed := s.o.now(ctx).Sub(start)
-	drift := time.Duration(float64(s.o.TTL)*s.o.DriftFactor) + 2*time.Millisecond
-	if validity := s.o.TTL - elapsed - drift; granted >= s.quorum && validity > 0 {
-		return &redlockLease{s: s, name: key, owner: owner, token: tok, until: sent.Add(s.o.TTL - drift)}, 0, nil
+	drift := time.Duration(float64(s.o.ttl)*s.o.DriftFactor) + 2*time.Millisecond
+	if validity := s.o.ttl - elapsed - drift; granted >= s.quorum && validity > 0 {
+		return &redlockLease{s: s, name: key, owner: owner, token: tok, until: sent.Add(s.o.ttl - drift)}, 0, nil
 	}
 	// Undo the partial lock so that it does not block others until it expires.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.o.NodeTimeout)

@@ -52,7 +52,7 @@ func TestRedlockSplitVoteDelaysTheRetryUnderEveryWaitPolicy(t *testing.T) {
 		t.Run(tc.wait.String(), func(t *testing.T) {
 			// A node timing out would make the round a refusal, not a split: the default
 			// (ttl/20, 500ms here) is within reach of a busy machine.
-			s, err := New("redlock", Options{Nodes: nodes, Wait: tc.wait, NodeTimeout: 10 * time.Second})
+			s, err := New("redlock", Options{Nodes: nodes, Params: Params{Wait: tc.wait, NodeTimeout: 10 * time.Second}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestSplitVoteDelayIsRandomAndBounded(t *testing.T) {
 func TestRedlockSpinDoesNotHammerASplitVote(t *testing.T) {
 	t.Parallel()
 	nodes, key := splitVote(t)
-	s, err := New("redlock", Options{Nodes: nodes, Wait: Wait{Kind: WaitSpin}})
+	s, err := New("redlock", Options{Nodes: nodes, Params: Params{Wait: Wait{Kind: WaitSpin}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestReentryNeverWaitsBehindOthers(t *testing.T) {
 						// queue and turn channel.
 						ss := make([]strategies.Strategy, procs)
 						for i := range ss {
-							ss[i] = e.strategy(t, func(o *strategies.Options) { o.Wait, o.TTL = w, 2*patience })
+							ss[i] = e.strategy(t, func(o *strategies.Options) { o.Wait, o.TTL = w, strategies.TTLOf(2*patience) })
 						}
 						checkReentryFirst(t, ss, fmt.Sprintf("reentry-%s-%d", wait, procs))
 					})

@@ -30,7 +30,7 @@ func TestPubSubWaitersHearARefusedSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	s, err := strategies.New("token", strategies.Options{Client: c, TTL: time.Minute, Wait: strategies.Wait{Kind: strategies.WaitPubSub}})
+	s, err := strategies.New("token", strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.TTLOf(time.Minute), Wait: strategies.Wait{Kind: strategies.WaitPubSub}}})
 	if err != nil {
 		t.Fatal(err)
 	}

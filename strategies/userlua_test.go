@@ -42,7 +42,7 @@ func TestUserLuaExamplesLoad(t *testing.T) {
 		if !strings.HasPrefix(i.Summary, tc.summary) || !strings.Contains(i.Weakness, tc.weakens) || !strings.Contains(i.Source, "examples/") {
 			t.Errorf("%s: summary %q, weakness %q, source %q: not the declared ones", tc.name, i.Summary, i.Weakness, i.Source)
 		}
-		if strategies.Check(tc.name, strategies.Options{Watchdog: strategies.Watchdog{Auto: true}}) == nil != tc.renews {
+		if strategies.Check(tc.name, strategies.Options{Params: strategies.Params{Watchdog: strategies.Watchdog{Auto: true}}}) == nil != tc.renews {
 			t.Errorf("%s: a watchdog accepted %v, want %v (renew.lua)", tc.name, !tc.renews, tc.renews)
 		}
 	}

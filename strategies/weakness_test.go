@@ -61,7 +61,7 @@ func TestWeaknessGetDelPauseDeletesTheNextHoldersLock(t *testing.T) {
 			const ttl = 100 * time.Millisecond
 			stalled, bHolds := make(chan struct{}), make(chan struct{})
 			s := e.strategy(t, func(o *strategies.Options) {
-				o.TTL = ttl
+				o.TTL = strategies.TTLOf(ttl)
 				o.Hooks.ReleasePause = func(_ context.Context, _, owner string) {
 					if owner == "a" {
 						close(stalled) // get-del: its GET found its token
@@ -151,7 +151,7 @@ func TestWeaknessSetNXExpireCrashLeavesLockWithoutTTL(t *testing.T) {
 	const ttl = 100 * time.Millisecond
 	crash := errors.New("SIGKILL")
 	dying := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl
+		o.TTL = strategies.TTLOf(ttl)
 		o.Hooks.AfterSetNX = func(context.Context, string, string) error { return crash }
 	})
 	healthy := e.strategy(t, withTTL(ttl))
@@ -196,7 +196,7 @@ func TestWeaknessGetsetTwoClientsTakeOverStaleLock(t *testing.T) {
 	// over. A retry would read B's own timestamp, which a stall could age past the ttl, so B
 	// makes one attempt only: it would wait a minute before the next, past patience.
 	onlyOnce := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl
+		o.TTL = strategies.TTLOf(ttl)
 		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Minute}
 	})
 	leaseB, err := tryFor(onlyOnce, key, "b", patience)
@@ -216,7 +216,7 @@ func TestWeaknessGetsetRetriesKeepDeadLockFresh(t *testing.T) {
 	e := newEnv(t, "getset")
 	const ttl, attempts = 200 * time.Millisecond, 40
 	s := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = ttl
+		o.TTL = strategies.TTLOf(ttl)
 		o.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Millisecond}
 	})
 	key := redistest.Prefix(t) + "k"
@@ -255,9 +255,9 @@ func TestWeaknessSetNXStaleFastClockSpins(t *testing.T) {
 	e := newEnv(t, "setnx-stale")
 	const ttl, spins = time.Minute, 20
 	wait := strategies.Wait{Kind: strategies.WaitSpin, Interval: time.Minute}
-	onTime := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Wait = ttl, wait })
+	onTime := e.strategy(t, func(o *strategies.Options) { o.TTL, o.Wait = strategies.TTLOf(ttl), wait })
 	fast := e.strategy(t, func(o *strategies.Options) {
-		o.TTL, o.Wait = ttl, wait
+		o.TTL, o.Wait = strategies.TTLOf(ttl), wait
 		o.Clock = func() time.Time { return time.Now().Add(2 * ttl) }
 	})
 	key := redistest.Prefix(t) + "k"
@@ -464,7 +464,7 @@ func TestPubSubWakesOneWaiterPerRelease(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "token")
 	s := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = time.Minute // the fallback timer must not fire during the test
+		o.TTL = strategies.TTLOf(time.Minute) // the fallback timer must not fire during the test
 		o.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
 	})
 	key := redistest.Prefix(t) + "k"
@@ -513,7 +513,7 @@ func TestPubSubResubscribesAfterItsConnectionDies(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "token")
 	s := e.strategy(t, func(o *strategies.Options) {
-		o.TTL = time.Minute
+		o.TTL = strategies.TTLOf(time.Minute)
 		o.Wait = strategies.Wait{Kind: strategies.WaitPubSub}
 	})
 	a, b := redistest.Prefix(t)+"a", redistest.Prefix(t)+"b"

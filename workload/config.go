@@ -30,32 +30,13 @@ type Config struct {
 	Strategies []string
 	// Phases, when set, replace Strategies (profiles and sweeps build them).
 	Phases []Phase
-	// Workers is the number of goroutines (closed loop) or the default MaxInflight (open
-	// loop). Default 100.
-	Workers int
-	// Rate, when > 0, switches to an open loop: acquisitions start at this many per second
-	// regardless of how fast earlier ones finish. Default 0 (closed loop).
-	Rate float64
-	// MaxInflight caps concurrent acquisitions in the open loop; an arrival that finds all
-	// busy is counted as dropped. Default Workers.
-	MaxInflight int
-	// Keys is the number of distinct lock keys. Default 1 (one hot key).
-	Keys int
-	// KeyDist picks which key each acquisition targets. Default uniform.
-	KeyDist KeyDist
-	// Hold is how long a holder stays in the critical section. Default 0.
-	Hold Hold
+	// Base is the run's phase settings, its load and its lock parameters: every phase starts
+	// as a copy of it (Config.Phase), which its own values then override.
+	Base
 	// Reentry is the number of nested re-acquires a holder makes, for reentrant strategies.
 	Reentry int
-	// ReadRatio is the fraction of acquires that are reads (0..1), for a strategy that takes
-	// shared holds (strategies.SharedLocker: Capacity rw). Default 0: every acquire writes.
-	ReadRatio float64
-	// Permits is how many holders one key of a semaphore admits (strategies.Options.Permits;
-	// Capacity semaphore only). Default 1.
-	Permits int
-	// LockSet is how many keys one acquire takes together, for a strategy that locks sets
-	// (strategies.SetLocker: Capacity set); at most Keys. Default 1.
-	LockSet int
+	// KeyDist picks which key each acquisition targets. Default uniform.
+	KeyDist KeyDist
 	// Duration is the measured time per phase. Default 10s.
 	Duration time.Duration
 	// Warmup runs before each phase's measured window and is not recorded. Default 1s.
@@ -63,15 +44,6 @@ type Config struct {
 	Warmup time.Duration
 	// AcquireTimeout bounds one acquire, waiting included. Default 5s.
 	AcquireTimeout time.Duration
-	// TTL, Watchdog and Wait are passed to every strategy (strategies.Options).
-	TTL      time.Duration
-	Watchdog strategies.Watchdog
-	Wait     strategies.Wait
-	// ttlDefault: TTL is the default, nobody chose it (lease_default.go).
-	ttlDefault bool
-	// WaitReplicas makes every acquire wait until that many replicas have the lock
-	// (strategies.Options.WaitReplicas). Default 0.
-	WaitReplicas int
 	// Faults are the fault specs of every phase (a Phase adds its own); the engine hands
 	// them to Options.Faults and reports them.
 	Faults []string
@@ -84,9 +56,6 @@ type Config struct {
 	// OnLost is what a holder does when its lease may be gone before its last write.
 	// Default OnLostContinue.
 	OnLost OnLost
-	// Procs is how many lockbench processes run the load on this machine (--procs), the
-	// workers split among them; the command starts them, the engine runs one. Default 1.
-	Procs int
 
 	// validated: Validate accepted this Config, so Run and Capacity do not check it again.
 	// Who changes a validated Config keeps it valid (SweepPhases checks the phases it makes).
@@ -143,23 +112,51 @@ type Phase struct {
 	Label string
 	// ParamValue is the swept parameter's value, for sweeps.
 	ParamValue string
+	// Base is the phase's settings: its load and its lock parameters.
+	Base
+	Faults []string
+}
 
-	Workers     int
-	Rate        float64
+// Base is a phase's settings, as two records: the load it drives and its lock's
+// parameters. A run holds one (Config.Base) that every phase starts from.
+type Base struct {
+	Load
+	Lock
+}
+
+// Lock is a phase's lock parameters (--ttl, --watchdog, --wait, --wait-replicas): what its
+// strategy is built with besides the connection. Validate settles them (strategies.Settle):
+// defaulted and checked once, the lease's milliseconds and script arguments made once.
+type Lock = strategies.Params
+
+// Load is the load a phase drives. Zero values take the defaults documented per field
+// (declared with the setting in Settings).
+type Load struct {
+	// Workers is the number of goroutines (closed loop) or the default MaxInflight (open
+	// loop). Default 100.
+	Workers int
+	// Rate, when > 0, switches to an open loop: acquisitions start at this many per second
+	// regardless of how fast earlier ones finish. Default 0 (closed loop).
+	Rate float64
+	// MaxInflight caps concurrent acquisitions in the open loop; an arrival that finds all
+	// busy is counted as dropped. Default Workers.
 	MaxInflight int
-	Keys        int
-	Hold        Hold
-	TTL         time.Duration
-	Watchdog    strategies.Watchdog
-	Wait        strategies.Wait
-	Faults      []string
-	ReadRatio   float64
-	Permits     int
-	LockSet     int
-	Procs       int // the processes that run this phase (the command's; see Config.Procs)
-
-	waitReplicas int  // the run's WaitReplicas, copied by Config.Phase
-	ttlDefault   bool // TTL is the default, nobody chose it (lease_default.go)
+	// Keys is the number of distinct lock keys. Default 1 (one hot key).
+	Keys int
+	// Hold is how long a holder stays in the critical section. Default 0.
+	Hold Hold
+	// ReadRatio is the fraction of acquires that are reads (0..1), for a strategy that takes
+	// shared holds (strategies.SharedLocker: Capacity rw). Default 0: every acquire writes.
+	ReadRatio float64
+	// Permits is how many holders one key of a semaphore admits (strategies.Options.Permits;
+	// Capacity semaphore only). Default 1.
+	Permits int
+	// LockSet is how many keys one acquire takes together, for a strategy that locks sets
+	// (strategies.SetLocker: Capacity set); at most Keys. Default 1.
+	LockSet int
+	// Procs is how many lockbench processes run the load on this machine (--procs), the
+	// workers split among them; the command starts them, the engine runs one. Default 1.
+	Procs int
 }
 
 // DefaultDuration is the measured time per phase when none is given.
@@ -172,13 +169,7 @@ func (c *Config) warmup() time.Duration { return max(c.Warmup, 0) }
 // Call it after Validate, or on a Config whose settings are already final; a setting still
 // at its zero value takes its default when the phase is validated.
 func (c *Config) Phase(strategy string) Phase {
-	ph := Phase{Strategy: strategy, MaxInflight: c.MaxInflight, Faults: slices.Clone(c.Faults), waitReplicas: c.WaitReplicas}
-	for _, s := range Settings {
-		if s.copy != nil {
-			s.copy(&ph, c)
-		}
-	}
-	return ph
+	return Phase{Strategy: strategy, Base: c.Base, Faults: slices.Clone(c.Faults)}
 }
 
 // ConfigError is a configuration value the engine cannot use.
@@ -188,6 +179,12 @@ type ConfigError struct {
 	Reason string // including the valid values
 
 	bare bool // the value as the flag takes it, unquoted: a setting out of its bound
+}
+
+// BadSetting is the error of a setting's value the setting refuses, as the flag takes it:
+// invalid --NAME VALUE: REASON.
+func BadSetting(name, value, reason string) *ConfigError {
+	return &ConfigError{Field: name, Value: value, Reason: reason, bare: true}
 }
 
 // ExitCode is usage.ExitCode: the caller's input is wrong, as a command line reports it.
@@ -289,7 +286,11 @@ func (ph *Phase) validate() error {
 	if err := ph.validateCapacity(); err != nil {
 		return err
 	}
-	err := strategies.Check(ph.Strategy, strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits})
+	lock, err := strategies.Settle(ph.Strategy, ph.Lock)
+	if err == nil {
+		ph.Lock = lock // settled once: the engine builds the strategy with it as it is
+		return nil
+	}
 	if oe := (*strategies.OptionError)(nil); errors.As(err, &oe) {
 		if _, setting := LookupSetting(oe.Field); setting {
 			// Named as the flag, as every other setting's error is: invalid --ttl "0": ...

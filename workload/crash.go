@@ -83,7 +83,7 @@ func (c *crashes) leaked(ctx context.Context, p *phase) (uint64, error) {
 			pending = append(pending, k)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.ph.TTL+drift(p.ph.TTL)+10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, p.ph.TTL.Duration()+drift(p.ph.TTL.Duration())+10*time.Second)
 	defer cancel()
 	var total uint64
 	for len(pending) > 0 {
@@ -98,7 +98,7 @@ func (c *crashes) leaked(ctx context.Context, p *phase) (uint64, error) {
 			if missing == 0 {
 				continue
 			}
-			due := p.origin.Add(time.Duration(c.deaths[k].last.Load()) + p.ph.TTL + drift(p.ph.TTL))
+			due := p.origin.Add(time.Duration(c.deaths[k].last.Load()) + p.ph.TTL.Duration() + drift(p.ph.TTL.Duration()))
 			if !time.Now().Before(due) {
 				total += uint64(missing)
 				continue

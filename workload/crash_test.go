@@ -49,7 +49,7 @@ func TestDeadHoldersBlockTheirKeysForALease(t *testing.T) {
 	_, c := redistest.Server(t)
 	const ttl = time.Second
 	cfg := shortConfig("token", "reentrant-hash")
-	cfg.Keys, cfg.Workers, cfg.Duration, cfg.TTL = 2, 8, 4*ttl, ttl
+	cfg.Keys, cfg.Workers, cfg.Duration, cfg.TTL = 2, 8, 4*ttl, strategies.TTLOf(ttl)
 	cfg.Watchdog = strategies.Watchdog{Auto: true}
 	cfg.AcquireTimeout = ttl / 2
 	if err := cfg.Hold.Set("2ms"); err != nil {
@@ -93,9 +93,9 @@ func TestDeadHolderOfALockWithoutTTLIsADeadlock(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		ttl      time.Duration
+		ttl      strategies.TTL
 		deadlock bool
-	}{{"no ttl", strategies.NoTTL, true}, {"ttl 1s", time.Second, false}} {
+	}{{"no ttl", strategies.NoTTL, true}, {"ttl 1s", strategies.TTLOf(time.Second), false}} {
 		t.Run(tc.name, func(t *testing.T) { // each waits out its phase: side by side
 			t.Parallel()
 			deadHolderWithTTL(t, tc.ttl, tc.deadlock)
@@ -104,7 +104,7 @@ func TestDeadHolderOfALockWithoutTTLIsADeadlock(t *testing.T) {
 }
 
 // deadHolderWithTTL runs setnx-expire with ttl while every 25th holder dies.
-func deadHolderWithTTL(t *testing.T, ttl time.Duration, wantDeadlock bool) {
+func deadHolderWithTTL(t *testing.T, ttl strategies.TTL, wantDeadlock bool) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("setnx-expire")
 	cfg.Keys, cfg.Workers, cfg.Duration, cfg.TTL = 2, 4, 3*time.Second, ttl

@@ -152,8 +152,7 @@ func Run(ctx context.Context, cfg Config, b Backend, o Options) ([]report.Result
 // strategyOptions are the options ph's strategy is built with: the phase's settings, and
 // the service's part from the Backend it runs on (see backendFor).
 func strategyOptions(ph Phase, b Backend, hooks strategies.Hooks) (strategies.Options, error) {
-	o := strategies.Options{TTL: ph.TTL, Watchdog: ph.Watchdog, Wait: ph.Wait, WaitReplicas: ph.waitReplicas, Permits: ph.Permits, Hooks: hooks,
-		DefaultLease: ph.ttlDefault}
+	o := strategies.Options{Params: ph.Lock, Permits: ph.Permits, Hooks: hooks} // ph.Lock as Validate settled it
 	info, ok := strategies.Lookup(ph.Strategy)
 	if !ok {
 		return o, strategies.Check(ph.Strategy, o) // names the valid strategies
@@ -253,7 +252,7 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 		// deadlines, the crash checks and the result.
 		ttl, renewal, call := lr.Lease()
 		if ttl > 0 {
-			p.ph.TTL, p.ph.Watchdog = ttl, strategies.Watchdog{Interval: renewal}
+			p.ph.TTL, p.ph.Watchdog = strategies.TTLOf(ttl), strategies.Watchdog{Interval: renewal}
 		}
 		p.call = call
 	}
@@ -440,7 +439,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	statsAfter := p.strat.Stats()
 	r.Renewals = statsAfter.Renewals - statsBefore.Renewals
 	if n := statsAfter.Unreplicated - statsBefore.Unreplicated; n > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d grants not confirmed by %d replica(s) in time and given back (--wait-replicas)", n, p.ph.waitReplicas))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d grants not confirmed by %d replica(s) in time and given back (--wait-replicas)", n, p.ph.WaitReplicas))
 	}
 	switch {
 	case o.NoCost:
@@ -672,7 +671,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 		Own:         ownOf(p.info),
 		Source:      p.info.Source,
 		TTLMS:       p.ph.TTL.Milliseconds(),
-		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL).Milliseconds(),
+		WatchdogMS:  p.ph.Watchdog.Resolve(p.ph.TTL.Duration()).Milliseconds(),
 		DurationS:   window.Seconds(),
 		Workers:     p.ph.Concurrency(),
 		Keys:        len(p.state),

@@ -18,11 +18,10 @@ import (
 func shortConfig(strats ...string) Config {
 	return Config{
 		Strategies: strats,
-		Workers:    50,
-		Keys:       1,
-		Duration:   time.Second,
-		Warmup:     -1,
-		TTL:        5 * time.Second,
+		Base:       Base{Load: Load{Workers: 50, Keys: 1}, Lock: Lock{TTL: strategies.TTLOf(5 * time.Second)}},
+
+		Duration: time.Second,
+		Warmup:   -1,
 	}
 }
 
@@ -337,7 +336,7 @@ func TestPhasesOverrideSettings(t *testing.T) {
 	// A ttl long enough that only a stall of two renewal intervals (over 300ms) could let a
 	// renewed lease lapse on a loaded machine.
 	cfg.Workers, cfg.Duration = 4, 2500*time.Millisecond
-	cfg.TTL = 500 * time.Millisecond
+	cfg.TTL = strategies.TTLOf(500 * time.Millisecond)
 	cfg.Hold.Set("1s")
 	bare := cfg.Phase("token")
 	guarded := cfg.Phase("token")

@@ -181,8 +181,8 @@ func TestSemaphoreLeaksDeadHoldersPermits(t *testing.T) {
 			_, c := redistest.Server(t)
 			cfg := holdersConfig(tt.strategy, 30, 1)
 			cfg.Permits = 3
-			cfg.TTL = time.Second               // the expirable one's lease: dead holders' permits return after it
-			cfg.Faults = []string{"kill-every"} // holder-crash:p=0.05 without its randomness: every 20th holder dies
+			cfg.TTL = strategies.TTLOf(time.Second) // the expirable one's lease: dead holders' permits return after it
+			cfg.Faults = []string{"kill-every"}     // holder-crash:p=0.05 without its randomness: every 20th holder dies
 			results, err := Run(context.Background(), cfg, redisBackend(c), Options{
 				Faults: func(Phase) (Faults, error) { return &killEvery{n: 20}, nil },
 			})
@@ -291,7 +291,7 @@ func TestCapacitySettingsRefused(t *testing.T) {
 			}
 		})
 	}
-	ok := Config{Strategies: []string{"semaphore"}, Permits: 3}
+	ok := Config{Strategies: []string{"semaphore"}, Base: Base{Load: Load{Permits: 3}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("semaphore with 3 permits: %v", err)
 	}
@@ -299,7 +299,7 @@ func TestCapacitySettingsRefused(t *testing.T) {
 
 // Choosing a lock set and a read, and entering and leaving by capacity, allocate nothing.
 func TestChooseAndEnterAllocateNothing(t *testing.T) {
-	p := &phase{ph: Phase{LockSet: 3, ReadRatio: 0.5}, cfg: &Config{}, state: make([]keyState, 10), capa: capacity{rw: true}}
+	p := &phase{ph: Phase{Base: Base{Load: Load{LockSet: 3, ReadRatio: 0.5}}}, cfg: &Config{}, state: make([]keyState, 10), capa: capacity{rw: true}}
 	for i := range p.state {
 		p.state[i].key = "k{" + string(rune('0'+i)) + "}"
 	}

@@ -115,7 +115,7 @@ func TestRampBounds(t *testing.T) {
 // refused past MaxStartUp naming the setting and the most it allows. On numbers: no clock.
 func TestStartUpEstimate(t *testing.T) {
 	ph := func(workers int, rate float64) Phase {
-		return Phase{Strategy: "token", Workers: workers, MaxInflight: workers, Rate: rate, Keys: 1}
+		return Phase{Strategy: "token", Base: Base{Load: Load{Workers: workers, MaxInflight: workers, Rate: rate, Keys: 1}}}
 	}
 	million := ph(1000000, 0)
 	if got, want := million.StartUpTime(2), 1000000*StartCPUPerWorker/2; got != want {

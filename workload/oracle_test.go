@@ -87,7 +87,7 @@ func (s *stallFirst) Acquire(ctx context.Context, key, owner string) (strategies
 func TestStarvedHolderIsNobodysMisdeleteVictim(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
-	cfg.Workers, cfg.TTL, cfg.Duration, cfg.AcquireTimeout = 2, 400*time.Millisecond, 1500*time.Millisecond, 2*time.Second
+	cfg.Workers, cfg.TTL, cfg.Duration, cfg.AcquireTimeout = 2, strategies.TTLOf(400*time.Millisecond), 1500*time.Millisecond, 2*time.Second
 	cfg.Hold.Set("300ms")
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

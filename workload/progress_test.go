@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/strategies"
 )
 
 // The once-a-second reports add up to the phase's result: what the live exports
@@ -15,7 +16,7 @@ func TestProgressSecondsAddUpToTheResult(t *testing.T) {
 	_, c := redistest.Server(t)
 	cfg := shortConfig("token")
 	cfg.Workers, cfg.Keys, cfg.Duration, cfg.Warmup = 8, 4, 2500*time.Millisecond, 1200*time.Millisecond
-	cfg.TTL = 300 * time.Millisecond
+	cfg.TTL = strategies.TTLOf(300 * time.Millisecond)
 	if err := cfg.Watchdog.Set("auto"); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 var Settings = []Setting{
 	intSetting(Setting{Name: "workers", Short: "w", In: Everywhere | Sweepable, Example: "100", Want: "at least 1",
 		Help: "goroutines contending for the locks (closed loop)"}, 100, atLeast(1),
-		func(c *Config) *int { return &c.Workers }, func(ph *Phase) *int { return &ph.Workers },
+		inBase(func(b *Base) *int { return &b.Workers }),
 		func(ph *Phase, n int) {
 			// --max-inflight defaults to --workers: a phase's own workers move it along,
 			// unless it was set to something else.
@@ -35,79 +35,79 @@ var Settings = []Setting{
 		Want: "acquisitions/s from 0 (closed loop) to 10000000 (10M/s, far beyond what one Redis serves)",
 		Help: "open loop: start this many acquisitions per second regardless of completions (0 = closed loop)"}, 0,
 		func(r float64) bool { return r >= 0 && r <= MaxRate },
-		func(c *Config) *float64 { return &c.Rate }, func(ph *Phase) *float64 { return &ph.Rate }),
+		inBase(func(b *Base) *float64 { return &b.Rate })),
 	// A given 0 is refused, not taken for the default: an open loop with nothing in flight
 	// would drop every arrival.
 	typed(Setting{Name: "max-inflight", In: Flag | Top, Example: "1000", Want: "at least 1 (default --workers)",
 		Help: "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)"},
 		intNoneKind(givenZero), ShapeInteger, 0, func(n int) bool { return n >= 1 || n == 0 },
-		func(c *Config) *int { return &c.MaxInflight }, nil, nil),
+		inRun(func(c *Config) *int { return &c.MaxInflight }), nil),
 	intSetting(Setting{Name: "keys", Short: "k", In: Everywhere | Sweepable, Example: "1000", Want: "at least 1",
 		Help: "distinct lock keys (1 = one hot key)"}, 1, atLeast(1),
-		func(c *Config) *int { return &c.Keys }, func(ph *Phase) *int { return &ph.Keys }, nil),
+		inBase(func(b *Base) *int { return &b.Keys }), nil),
 	valueSetting(Setting{Name: "key-dist", In: Flag | Top, Example: "zipf:1.1",
 		Help: "which key each acquisition takes: uniform or zipf[:S] (S > 1, default 1.1)"},
-		func(c *Config) *KeyDist { return &c.KeyDist }, nil),
+		inRun(func(c *Config) *KeyDist { return &c.KeyDist })),
 	valueSetting(Setting{Name: "hold", In: Everywhere | Sweepable, Example: "exp:1ms",
 		Help: "time inside the critical section: a duration (1ms), uniform:MIN..MAX or exp:MEAN"},
-		func(c *Config) *Hold { return &c.Hold }, func(ph *Phase) *Hold { return &ph.Hold }),
+		inBase(func(b *Base) *Hold { return &b.Hold })),
 	intSetting(Setting{Name: "reentry", In: Flag | Top, Example: "2",
 		Want: fmt.Sprintf("from 0 to %d (each re-entry is a round trip inside the hold)", MaxReentry),
 		Help: "nested re-acquires by the holder (reentrant strategies only)"}, 0, func(n int) bool { return n >= 0 && n <= MaxReentry },
-		func(c *Config) *int { return &c.Reentry }, nil, nil),
+		inRun(func(c *Config) *int { return &c.Reentry }), nil),
 	floatSetting(Setting{Name: "read-ratio", In: Everywhere | Sweepable, Example: "0.9",
 		Want: "a fraction from 0 to 1 (0.9 = 9 acquires in 10 are reads)",
 		help: func() string {
 			return "fraction of acquires that are reads, 0..1 (strategies with shared holds only: " + capacityList(strategies.CapacityRW) + ")"
 		}}, 0,
 		func(r float64) bool { return r >= 0 && r <= 1 },
-		func(c *Config) *float64 { return &c.ReadRatio }, func(ph *Phase) *float64 { return &ph.ReadRatio }),
+		inBase(func(b *Base) *float64 { return &b.ReadRatio })),
 	intSetting(Setting{Name: "permits", In: Everywhere | Sweepable, Example: "3", Want: "at least 1",
 		help: func() string {
 			return "holders one key admits (semaphores only: " + capacityList(strategies.CapacitySemaphore) + ")"
 		}}, 1, atLeast(1),
-		func(c *Config) *int { return &c.Permits }, func(ph *Phase) *int { return &ph.Permits }, nil),
+		inBase(func(b *Base) *int { return &b.Permits }), nil),
 	intSetting(Setting{Name: "lock-set", In: Everywhere | Sweepable, Example: "3", Want: "at least 1",
 		help: func() string {
 			return "distinct keys per acquire, at most --keys (lock sets only: " + capacityList(strategies.CapacitySet) + ")"
 		}}, 1, atLeast(1),
-		func(c *Config) *int { return &c.LockSet }, func(ph *Phase) *int { return &ph.LockSet }, nil),
+		inBase(func(b *Base) *int { return &b.LockSet }), nil),
 	durationSetting(Setting{Name: "duration", Short: "d", In: Flag | Top, Example: "10s",
 		Want: "a duration of at least 100ms (a shorter window holds too few round trips to measure), e.g. 10s",
 		Help: "measured time per phase"}, DefaultDuration, 0,
 		func(d time.Duration) bool { return d >= MinDuration },
-		func(c *Config) *time.Duration { return &c.Duration }, nil),
+		inRun(func(c *Config) *time.Duration { return &c.Duration })),
 	durationSetting(Setting{Name: "warmup", In: Flag | Top, Example: "1s", Want: "a duration >= 0 (0 = no warm-up)",
 		Help: "unrecorded time before each measurement (0 = none)"}, time.Second, noWarmup,
 		func(d time.Duration) bool { return d >= 0 || d == noWarmup },
-		func(c *Config) *time.Duration { return &c.Warmup }, nil),
+		inRun(func(c *Config) *time.Duration { return &c.Warmup })),
 	durationSetting(Setting{Name: "acquire-timeout", In: Flag | Top, Example: "5s",
 		Want: "a duration > 0 of at least " + MinAcquireTimeout.String() + " (an acquire is a round trip to the lock service at least: a shorter timeout times every one out), e.g. 5s",
 		Help: "give up one acquire after this long (counted as a timeout)"}, 5*time.Second, 0,
 		func(d time.Duration) bool { return d >= MinAcquireTimeout },
-		func(c *Config) *time.Duration { return &c.AcquireTimeout }, nil),
-	durationSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s",
+		inRun(func(c *Config) *time.Duration { return &c.AcquireTimeout })),
+	boundSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s", Shape: ShapeDuration,
 		Want: "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)",
-		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"}, strategies.DefaultTTL, strategies.NoTTL,
-		func(d time.Duration) bool { return d > 0 || d == strategies.NoTTL },
-		func(c *Config) *time.Duration { return &c.TTL }, func(ph *Phase) *time.Duration { return &ph.TTL }),
+		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"},
+		func(t strategies.TTL) bool { return t.Duration() > 0 || t.None() },
+		inBase(func(b *Base) *strategies.TTL { return &b.TTL })),
 	valueSetting(Setting{Name: "watchdog", In: Everywhere | Sweepable, Example: "auto",
 		Help: "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl"},
-		func(c *Config) *strategies.Watchdog { return &c.Watchdog }, func(ph *Phase) *strategies.Watchdog { return &ph.Watchdog }),
+		inBase(func(b *Base) *strategies.Watchdog { return &b.Watchdog })),
 	valueSetting(Setting{Name: "wait", In: Everywhere | Sweepable, Example: "pubsub",
 		Help: "how a blocked acquirer waits: native (each lock's own wait, as lockbench strategies shows), or lockbench's what-ifs spin[:INTERVAL], backoff[:MIN..MAX], pubsub"},
-		func(c *Config) *strategies.Wait { return &c.Wait }, func(ph *Phase) *strategies.Wait { return &ph.Wait }),
+		inBase(func(b *Base) *strategies.Wait { return &b.Wait })),
 	intSetting(Setting{Name: "wait-replicas", In: Flag, Want: "0 or more",
 		Help: "after each acquire, WAIT until this many replicas have the lock (Redisson's check), narrowing the failover window"}, 0, atLeast(0),
-		func(c *Config) *int { return &c.WaitReplicas }, nil, nil),
+		inRun(func(c *Config) *int { return &c.WaitReplicas }), nil),
 	valueSetting(Setting{Name: "on-lost", In: Flag,
 		Help: "before its last write, a holder whose lease may be gone: continue (as the articles' code does) or abort (check the watchdog and the lease's local deadline first; counted as aborted)"},
-		func(c *Config) *OnLost { return &c.OnLost }, nil),
+		inRun(func(c *Config) *OnLost { return &c.OnLost })),
 	// procs is the command's (it starts the processes, fleet.go), not the engine's; its flag
 	// sits with the fleet's own flags in --help.
 	intSetting(Setting{Name: "procs", In: Everywhere, Example: "4", Want: "a whole number of processes >= 1 (1 = this process alone)",
 		Help: "run as this many lockbench processes on this machine, --workers split among them (the first ones take one more each when it does not divide), each with its own clients and connections; one merged report with fairness across processes"}, 1, atLeast(1),
-		func(c *Config) *int { return &c.Procs }, func(ph *Phase) *int { return &ph.Procs }, nil),
+		inBase(func(b *Base) *int { return &b.Procs }), nil),
 }
 
 // Place says where a setting applies (Setting.In).
@@ -160,13 +160,12 @@ type Setting struct {
 	// Settings whose value type checks itself (Hold, Wait, ...) have none.
 	Want string
 
-	field func(*Config) Value         // the setting in c, as a flag value
-	fill  func(*Config)               // sets the default where c has the zero value
-	check func(*Config) error         // judges the value in c by the bound
-	phase func(*Phase) error          // fills the default in ph and judges the value by the bound; nil off InPhase
-	set   func(*Phase, string) error  // parses, judges and sets a phase's value
-	get   func(*Phase) string         // a phase's value as the flag prints it: one text per value
-	copy  func(dst *Phase, c *Config) // copies the run's value into a phase
+	field func(*Config) Value        // the setting in c, as a flag value
+	fill  func(*Config)              // sets the default where c has the zero value
+	check func(*Config) error        // judges the value in c by the bound
+	phase func(*Phase) error         // fills the default in ph and judges the value by the bound; nil off InPhase
+	set   func(*Phase, string) error // parses, judges and sets a phase's value
+	get   func(*Phase) string        // a phase's value as the flag prints it: one text per value
 }
 
 // Usage is the help text.
@@ -270,8 +269,7 @@ func intNoneKind(none int) kind[int] {
 	return k
 }
 
-// durationKind reads durations; a given 0 means none, held as none (ttl: strategies.NoTTL;
-// warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
+// durationKind reads durations; a given 0 means none, held as none (warmup: noWarmup) because a zero Config field means the default. 0 for none = 0.
 func durationKind(none time.Duration) kind[time.Duration] {
 	return kind[time.Duration]{"duration", func(s string) (time.Duration, error) {
 		d, err := time.ParseDuration(s)
@@ -304,11 +302,25 @@ func (v value[T]) Set(s string) error {
 	return nil
 }
 
+// at is where a setting's value lives, the row's one accessor: in the run's Config (inRun),
+// or in a phase's Base (inBase), the run's being Config.Base.
+type at[T any] struct {
+	run  func(*Config) *T
+	base func(*Base) *T // nil for a setting of the run only
+}
+
+func inRun[T any](f func(*Config) *T) at[T] { return at[T]{run: f} }
+
+func inBase[T any](f func(*Base) *T) at[T] {
+	return at[T]{run: func(c *Config) *T { return f(&c.Base) }, base: f}
+}
+
 // typed builds a Setting of values of T from its fields: cfg in Config, ph in Phase (nil
 // when the phase has none), def the default where Config holds the zero value, ok the bound
 // (nil for none), onPhase what setting a phase's value does besides storing it (or nil).
 func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) bool,
-	cfg func(*Config) *T, ph func(*Phase) *T, onPhase func(*Phase, T)) Setting {
+	a at[T], onPhase func(*Phase, T)) Setting {
+	cfg := a.run
 	s.Shape = shape
 	var zero T
 	s.field = func(c *Config) Value { return value[T]{cfg(c), &k} }
@@ -326,10 +338,10 @@ func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) b
 		}
 		return nil
 	}
-	if ph == nil {
+	if a.base == nil {
 		return s
 	}
-	s.copy = func(dst *Phase, c *Config) { *ph(dst) = *cfg(c) }
+	ph := func(p *Phase) *T { return a.base(&p.Base) }
 	s.get = func(p *Phase) string { return k.format(*ph(p)) }
 	s.phase = func(p *Phase) error {
 		v := ph(p)
@@ -360,19 +372,44 @@ func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) b
 	return s
 }
 
-func intSetting(s Setting, def int, ok func(int) bool, cfg func(*Config) *int, ph func(*Phase) *int, onPhase func(*Phase, int)) Setting {
-	return typed(s, intKind, ShapeInteger, def, ok, cfg, ph, onPhase)
+func intSetting(s Setting, def int, ok func(int) bool, a at[int], onPhase func(*Phase, int)) Setting {
+	return typed(s, intKind, ShapeInteger, def, ok, a, onPhase)
 }
 
-func floatSetting(s Setting, def float64, ok func(float64) bool, cfg func(*Config) *float64, ph func(*Phase) *float64) Setting {
+func floatSetting(s Setting, def float64, ok func(float64) bool, a at[float64]) Setting {
 	// NaN and the infinities are no rate or ratio, whatever the bound.
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && ok(v) }
-	return typed(s, floatKind, ShapeNumber, def, finite, cfg, ph, nil)
+	return typed(s, floatKind, ShapeNumber, def, finite, a, nil)
 }
 
 // durationSetting's none is what a given 0 means when it is not the default (0 for none).
-func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) bool, cfg func(*Config) *time.Duration, ph func(*Phase) *time.Duration) Setting {
-	return typed(s, durationKind(none), ShapeDuration, def, ok, cfg, ph, nil)
+func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) bool, a at[time.Duration]) Setting {
+	return typed(s, durationKind(none), ShapeDuration, def, ok, a, nil)
+}
+
+// boundSetting is a setting whose type parses itself (a pflag.Value) and whose zero value
+// is its default, with a bound besides: the ttl, whose zero value is nobody's choice.
+func boundSetting[T comparable, P interface {
+	*T
+	Value
+}](s Setting, ok func(T) bool, a at[T]) Setting {
+	shape := s.Shape
+	var zero T
+	s = typed(s, selfKind[T, P](), ShapeText, zero, ok, a, nil)
+	s.Shape = shape
+	return s
+}
+
+// selfKind is the kind of a type that parses and prints itself (a pflag.Value).
+func selfKind[T comparable, P interface {
+	*T
+	Value
+}]() kind[T] {
+	return kind[T]{P(new(T)).Type(), func(text string) (T, error) {
+		var v T
+		err := P(&v).Set(text)
+		return v, err
+	}, func(v T) string { return P(&v).String() }, ""}
 }
 
 // valueSetting is a setting whose type parses and checks itself (a pflag.Value: Hold,
@@ -380,14 +417,9 @@ func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) 
 func valueSetting[T comparable, P interface {
 	*T
 	Value
-}](s Setting, cfg func(*Config) *T, ph func(*Phase) *T) Setting {
-	k := kind[T]{P(new(T)).Type(), func(text string) (T, error) {
-		var v T
-		err := P(&v).Set(text)
-		return v, err
-	}, func(v T) string { return P(&v).String() }, ""}
+}](s Setting, a at[T]) Setting {
 	var zero T
-	return typed(s, k, ShapeText, zero, nil, cfg, ph, nil)
+	return typed(s, selfKind[T, P](), ShapeText, zero, nil, a, nil)
 }
 
 // PhaseSetting is one setting a phase may carry its own value of. The flag of that name

@@ -12,7 +12,7 @@ import (
 // startOnly is a phase with what starting its workers needs: no strategy, as its workers
 // end before their first cycle.
 func startOnly(workers int) *phase {
-	return &phase{ph: Phase{Workers: workers, Keys: 10000, LockSet: 1}, cfg: &Config{}, state: make([]keyState, 10000), seed: 1}
+	return &phase{ph: Phase{Base: Base{Load: Load{Workers: workers, Keys: 10000, LockSet: 1}}}, cfg: &Config{}, state: make([]keyState, 10000), seed: 1}
 }
 
 // BenchmarkStartWorkers is what one worker costs to start, park and end: its goroutine and

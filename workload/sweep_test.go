@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
 )
 
 func TestSearchFindsTheKnee(t *testing.T) {
@@ -101,7 +102,7 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 	if err != nil || len(phases) != 6 {
 		t.Fatalf("%d phases, %v", len(phases), err)
 	}
-	if phases[1].Strategy != "token" || phases[1].TTL != time.Second || phases[1].Label != "ttl=1s" || phases[3].Strategy != "fenced" {
+	if phases[1].Strategy != "token" || phases[1].TTL != strategies.TTLOf(time.Second) || phases[1].Label != "ttl=1s" || phases[3].Strategy != "fenced" {
 		t.Fatalf("phases out of order: %+v", phases)
 	}
 	if _, _, err := ParseSweep("color=red"); err == nil {
@@ -152,8 +153,8 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 func TestValidateIsIdempotent(t *testing.T) {
 	for _, cfg := range []Config{
 		{Warmup: -1, Strategies: []string{"token", "fair"}},
-		{Warmup: 0, Rate: 100},
-		{Workers: 7, Keys: 3, Warmup: 2 * time.Second, Strategies: []string{"fenced"}},
+		{Warmup: 0, Base: Base{Load: Load{Rate: 100}}},
+		{Base: Base{Load: Load{Workers: 7, Keys: 3}}, Warmup: 2 * time.Second, Strategies: []string{"fenced"}},
 	} {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)

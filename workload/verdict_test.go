@@ -68,7 +68,7 @@ func TestMisdeletes(t *testing.T) {
 	t.Parallel()
 	_, c := redistest.Server(t)
 	cfg := shortConfig("set-nx-del", "token")
-	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, 100*time.Millisecond, 1500*time.Millisecond
+	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, strategies.TTLOf(100*time.Millisecond), 1500*time.Millisecond
 	cfg.Hold.Set("2ms")
 	rs := runWith(t, cfg, c, &stallEvery{n: 5, d: 250 * time.Millisecond})
 	if r := rs[0]; r.Safety.Misdeletes == 0 || !strings.Contains(r.Verdict, "misdeletes") {
@@ -99,7 +99,7 @@ func TestFenceRegressions(t *testing.T) {
 func TestOnLostAbort(t *testing.T) {
 	t.Parallel()
 	cfg := shortConfig("token", "fenced")
-	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, 100*time.Millisecond, 1500*time.Millisecond
+	cfg.Workers, cfg.Keys, cfg.TTL, cfg.Duration = 8, 2, strategies.TTLOf(100*time.Millisecond), 1500*time.Millisecond
 	cfg.OnLost = OnLostAbort
 	cfg.Hold.Set("2ms")
 

@@ -445,7 +445,7 @@ func (p *phase) leave(w *worker, rel releaseOutcome) {
 					ks.suspectOf(next)
 				}
 			}
-		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL)))):
+		case exclusive && ks.misdeleted(entry, rel == notOwner, relEnd.Before(p.deadline(lease, began, renewed).Add(-drift(p.ph.TTL.Duration())))):
 			// The whole release came and went before this lease could lapse, and found the
 			// lock gone: only the suspected release can have removed it.
 			p.count(m, &p.rec.misdeletes)
@@ -588,7 +588,7 @@ func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 		return true
 	default:
 	}
-	return !time.Now().Before(deadline.Add(-drift(p.ph.TTL)))
+	return !time.Now().Before(deadline.Add(-drift(p.ph.TTL.Duration())))
 }
 
 // deadline is the earliest the lease can expire in Redis: by the lease's own reckoning when
@@ -597,7 +597,7 @@ func (p *phase) lapsed(l strategies.Lease, deadline time.Time) bool {
 func (p *phase) deadline(l strategies.Lease, began, renewed time.Time) time.Time {
 	d := l.ValidUntil()
 	if d.IsZero() {
-		d = began.Add(p.ph.TTL)
+		d = began.Add(p.ph.TTL.Duration())
 	}
 	if renewed.After(d) {
 		d = renewed

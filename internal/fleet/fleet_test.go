@@ -13,7 +13,7 @@ func TestChildShareSplitsTheRemainderOverTheFirst(t *testing.T) {
 	var got []int
 	total := 0
 	for node := 1; node <= 3; node++ {
-		cfg := workload.Config{Workers: 100, MaxInflight: 100, Rate: 300, Phases: []workload.Phase{{Workers: 100, MaxInflight: 100, Rate: 300}}}
+		cfg := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 100, MaxInflight: 100, Rate: 300}}, Phases: []workload.Phase{{Base: workload.Base{Load: workload.Load{Workers: 100, MaxInflight: 100, Rate: 300}}}}}
 		ChildShare(&cfg, node, 3)
 		got = append(got, cfg.Phases[0].Workers)
 		total += cfg.Workers

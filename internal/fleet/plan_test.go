@@ -12,7 +12,7 @@ import (
 func phases(procs ...int) []workload.Phase {
 	var out []workload.Phase
 	for _, n := range procs {
-		out = append(out, workload.Phase{Strategy: "token", Workers: 10, Procs: n})
+		out = append(out, workload.Phase{Strategy: "token", Base: workload.Base{Load: workload.Load{Workers: 10, Procs: n}}})
 	}
 	return out
 }

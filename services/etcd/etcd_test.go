@@ -195,7 +195,7 @@ func threeMembers(t *testing.T) *etcd.Conn {
 func TestFailedReleaseLeavesNoLockBehind(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
-	s, err := strategies.New(etcd.Name, strategies.Options{TTL: 30 * time.Second, Service: c})
+	s, err := strategies.New(etcd.Name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(30 * time.Second)}, Service: c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ var errRestarting = errors.New("injected: the member restarting")
 func TestFailedKeepAliveIsRetried(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
-	s, err := strategies.New(etcd.Name, strategies.Options{TTL: 9 * time.Second, Service: c})
+	s, err := strategies.New(etcd.Name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(9 * time.Second)}, Service: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestFailedKeepAliveIsRetried(t *testing.T) {
 func TestKeepAliveGivesUpAtTheLapse(t *testing.T) {
 	t.Parallel()
 	c := conn(t)
-	s, err := strategies.New(etcd.Name, strategies.Options{TTL: etcd.MinTTL, Service: c})
+	s, err := strategies.New(etcd.Name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(etcd.MinTTL)}, Service: c})
 	if err != nil {
 		t.Fatal(err)
 	}

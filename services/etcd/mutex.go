@@ -75,7 +75,7 @@ func newMutex(info strategies.Info, o strategies.Options) (strategies.Strategy, 
 	if err != nil {
 		return nil, err
 	}
-	m := &mutex{info: info, cli: cli, lease: LeaseSeconds(o.TTL), sessions: map[string]*concurrency.Session{}}
+	m := &mutex{info: info, cli: cli, lease: LeaseSeconds(o.TTL.Duration()), sessions: map[string]*concurrency.Session{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	ttl := time.Duration(m.lease) * time.Second
 	m.ka = &keepAliver{Lease: cli.Lease, every: ttl / 3, ttl: ttl, hook: o.Hooks.BeforeRenew}

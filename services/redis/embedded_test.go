@@ -74,7 +74,7 @@ func TestEmbeddedStrategies(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := strategies.New(name, strategies.Options{Client: conn.Client, Nodes: conn.Nodes, Wait: w})
+				s, err := strategies.New(name, strategies.Options{Client: conn.Client, Nodes: conn.Nodes, Params: strategies.Params{Wait: w}})
 				if err != nil {
 					t.Fatalf("New: %v", err)
 				}
@@ -92,7 +92,7 @@ func TestEmbeddedStrategies(t *testing.T) {
 				// process the release hands the lock over in its script, with no message.
 				sb := s
 				if wait == "pubsub" {
-					if sb, err = strategies.New(name, strategies.Options{Client: conn.Client, Nodes: conn.Nodes, Wait: w}); err != nil {
+					if sb, err = strategies.New(name, strategies.Options{Client: conn.Client, Nodes: conn.Nodes, Params: strategies.Params{Wait: w}}); err != nil {
 						t.Fatalf("New: %v", err)
 					}
 					defer sb.Close()

@@ -27,7 +27,7 @@ func runHelper() int {
 	addrs, strategy, prefix := os.Getenv("HELPER_REDIS"), os.Getenv("HELPER_STRATEGY"), os.Getenv("HELPER_PREFIX")
 	ctx := context.Background()
 	f := &redis.Flags{Redis: addrs, ConnectTimeout: 10 * time.Second}
-	c := workload.Config{Workers: 8, Keys: 2, TTL: 10 * time.Second}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 8, Keys: 2}, Lock: workload.Lock{TTL: strategies.TTLOf(10 * time.Second)}}}
 	ph := c.Phase(strategy)
 	var h workload.Hold
 	_ = h.Set("2ms")

@@ -69,7 +69,7 @@ func newLock(info strategies.Info, o strategies.Options) (strategies.Strategy, e
 	if !ok || conn == nil {
 		return nil, &strategies.OptionError{Field: "zookeeper", Value: fmt.Sprintf("%T", o.Service), Reason: "strategy " + info.Name + " needs a ZooKeeper connection (--zookeeper, or zookeeperd installed to spawn one)"}
 	}
-	l := &lock{info: info, conn: conn, timeout: o.TTL, hook: o.Hooks.BeforeRenew, onSuspended: conn.LostOnSuspended, owners: map[string]*session{}}
+	l := &lock{info: info, conn: conn, timeout: o.TTL.Duration(), hook: o.Hooks.BeforeRenew, onSuspended: conn.LostOnSuspended, owners: map[string]*session{}}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l, nil
 }

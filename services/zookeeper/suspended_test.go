@@ -31,7 +31,7 @@ func TestLostOnSuspended(t *testing.T) {
 	defer cancel()
 	for _, onSuspended := range []bool{false, true} {
 		c.LostOnSuspended = onSuspended
-		s, err := strategies.New(zookeeper.Name, strategies.Options{TTL: 10 * time.Second, Service: c})
+		s, err := strategies.New(zookeeper.Name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(10 * time.Second)}, Service: c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,7 +136,7 @@ func build(i strategies.Info, o strategies.Options) (strategies.Strategy, error)
 		closeAll(fwds)
 		return nil, err
 	}
-	s := &Strategy{info: i, p: p, fwds: fwds, ttl: o.TTL, renewal: o.Watchdog.Resolve(o.TTL), hooks: o.Hooks}
+	s := &Strategy{info: i, p: p, fwds: fwds, ttl: o.TTL.Duration(), renewal: o.Watchdog.Resolve(o.TTL.Duration()), hooks: o.Hooks}
 	p.run(s.event)
 	if s.rtt, err = ping(p, 5); err != nil {
 		s.Close()

@@ -63,7 +63,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 	}
 
 	// A lease past its ttl is not the holder's any more: the driver says not_owner.
-	o.TTL = 30 * time.Millisecond
+	o.TTL = strategies.TTLOf(30 * time.Millisecond)
 	short := build(t, bin+" null", o)
 	l3, err := short.Acquire(ctxFor(t, 5*time.Second), "k2", "w1")
 	if err != nil {
@@ -79,7 +79,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 	l4.Release(ctxFor(t, 5*time.Second))
 
 	// With --watchdog the driver renews a 60ms lease while it is held far longer.
-	o.TTL, o.Watchdog = 60*time.Millisecond, strategies.Watchdog{Interval: 20 * time.Millisecond}
+	o.TTL, o.Watchdog = strategies.TTLOf(60*time.Millisecond), strategies.Watchdog{Interval: 20 * time.Millisecond}
 	dog := build(t, bin+" null", o)
 	l5, err := dog.Acquire(ctxFor(t, 5*time.Second), "k3", "w1")
 	if err != nil {

@@ -65,7 +65,7 @@ func target(t testing.TB) strategies.Options {
 	t.Helper()
 	redistest.Require(t)
 	s, c := redistest.Server(t)
-	return strategies.Options{Client: c, Connect: server.ClientOption(s.Addr), TTL: 10 * time.Second}
+	return strategies.Options{Client: c, Connect: server.ClientOption(s.Addr), Params: strategies.Params{TTL: strategies.TTLOf(10 * time.Second)}}
 }
 
 // build makes driver:CMD with o, closed when t ends.

@@ -73,7 +73,7 @@ func TestReferenceDriversRun(t *testing.T) {
 func TestReferenceDriversUnsafeUnderHolderPause(t *testing.T) {
 	node, python := reference(t, "node"), reference(t, "python")
 	mod := func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Faults = 4, 100*time.Millisecond, []string{"holder-pause:p=0.2,d=300ms"}
+		ph.Keys, ph.TTL, ph.Faults = 4, strategies.TTLOf(100*time.Millisecond), []string{"holder-pause:p=0.2,d=300ms"}
 	}
 	rs := run(t, spawn(t), config(2*time.Second, phase("driver:"+node+" redlock", mod), phase("driver:"+python, mod)))
 	for _, r := range rs {
@@ -97,7 +97,7 @@ func TestReferenceDriversUnsafeUnderHolderPause(t *testing.T) {
 func TestRedlockExtendKeepsTheLockUnlessItSaysLost(t *testing.T) {
 	node := reference(t, "node")
 	o := target(t)
-	o.TTL = 100 * time.Millisecond
+	o.TTL = strategies.TTLOf(100 * time.Millisecond)
 	s := build(t, node+" redlock-extend", o)
 	ctx := ctxFor(t, 2*time.Minute)
 	exists := func(key string) bool {
@@ -116,7 +116,7 @@ func TestRedlockExtendKeepsTheLockUnlessItSaysLost(t *testing.T) {
 			t.Fatalf("acquire %s: %v", key, err)
 		}
 		vanished := time.Time{}
-		for end := time.Now().Add(3 * o.TTL); time.Now().Before(end) && vanished.IsZero(); {
+		for end := time.Now().Add(3 * o.TTL.Duration()); time.Now().Before(end) && vanished.IsZero(); {
 			if !exists(key) {
 				vanished = time.Now()
 			}
@@ -130,7 +130,7 @@ func TestRedlockExtendKeepsTheLockUnlessItSaysLost(t *testing.T) {
 			// ticks (the next extension finds the lock expired at once).
 			select {
 			case <-l.Lost():
-				t.Logf("round %d: the key vanished %s into the hold, and the driver reported the lease lost (an extension came late on a busy machine)", round, o.TTL*3-time.Until(vanished))
+				t.Logf("round %d: the key vanished %s into the hold, and the driver reported the lease lost (an extension came late on a busy machine)", round, o.TTL.Duration()*3-time.Until(vanished))
 			case <-time.After(5 * time.Second):
 				t.Fatalf("round %d: the key %s vanished while its holder held it with the extension running, and the driver never reported the lease lost", round, key)
 			}

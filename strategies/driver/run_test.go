@@ -57,7 +57,7 @@ func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 }
 
 func phase(strategy string, mod func(*workload.Phase)) workload.Phase {
-	c := workload.Config{Workers: 20, Keys: 1, TTL: 2 * time.Second}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 20, Keys: 1}, Lock: workload.Lock{TTL: strategies.TTLOf(2 * time.Second)}}}
 	ph := c.Phase(strategy)
 	if err := ph.Hold.Set("1ms"); err != nil {
 		panic(err)
@@ -100,7 +100,7 @@ func TestHolderCrashAbandons(t *testing.T) {
 	conn := spawn(t)
 	const ttl = 400 * time.Millisecond
 	rs := run(t, conn, config(2500*time.Millisecond, phase("driver:"+testdriver(t)+" token", func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, ttl, hold("200ms"), []string{"holder-crash:p=0.2"}
+		ph.Keys, ph.TTL, ph.Hold, ph.Faults = 4, strategies.TTLOf(ttl), hold("200ms"), []string{"holder-crash:p=0.2"}
 	})))
 	r := rs[0]
 	b := r.Safety.BlockedAfterCrash
@@ -125,7 +125,7 @@ func TestHolderCrashAbandons(t *testing.T) {
 func TestHolderPauseIsUnsafe(t *testing.T) {
 	conn := spawn(t)
 	rs := run(t, conn, config(2*time.Second, phase("driver:"+testdriver(t)+" token", func(ph *workload.Phase) {
-		ph.Keys, ph.TTL, ph.Faults = 2, 100*time.Millisecond, []string{"holder-pause:p=0.2,d=300ms"}
+		ph.Keys, ph.TTL, ph.Faults = 2, strategies.TTLOf(100*time.Millisecond), []string{"holder-pause:p=0.2,d=300ms"}
 	})))
 	if r := rs[0]; r.Safety.Overlaps == 0 || !strings.HasPrefix(r.Verdict, report.VerdictUnsafe) {
 		t.Errorf("overlaps %d, verdict %q: want UNSAFE", r.Safety.Overlaps, r.Verdict)

@@ -22,7 +22,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	conn := spawn(b, "single")
 	for _, name := range benchLibs {
 		b.Run(name+"/adapter", func(b *testing.B) {
-			s := build(b, conn, name, strategies.Options{TTL: 10 * time.Second})
+			s := build(b, conn, name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(10 * time.Second)}})
 			key := redistest.Prefix(b) + "k"
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -80,7 +80,7 @@ func TestAdapterAllocations(t *testing.T) {
 func allocs(t *testing.T, conn *redis.Conn, name string) (adapter, direct float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s := build(t, conn, name, strategies.Options{TTL: 10 * time.Second})
+	s := build(t, conn, name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(10 * time.Second)}})
 	key := redistest.Prefix(t) + "k"
 	adapter = testing.AllocsPerRun(200, func() {
 		l, err := s.Acquire(ctx, key, "a")

@@ -40,7 +40,7 @@ func TestLibrariesConnectAsTheRunDoes(t *testing.T) {
 			}
 			defer conn.Close()
 			for _, name := range libNames {
-				s := build(t, conn, name, strategies.Options{TTL: 5 * time.Second})
+				s := build(t, conn, name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(5 * time.Second)}})
 				l, err := s.Acquire(ctx, redistest.Prefix(t)+name, "a")
 				if err != nil {
 					t.Errorf("%s over %s: acquire: %v", name, tc.name, err)

@@ -90,7 +90,7 @@ func TestFiguresAgreeWithDirectUse(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ph := phase(name, func(ph *workload.Phase) { ph.Workers = workers })
 			r := run(t, conn, config(window, ph))[0]
-			rate, cmds := drive(t, conn, name, workers, max(r.Acquired, 100), ph.TTL)
+			rate, cmds := drive(t, conn, name, workers, max(r.Acquired, 100), ph.TTL.Duration())
 			t.Logf("%s: run %.0f/s %.1f cmd/acq; direct %.0f/s %.1f cmd/acq", name, r.AcquireRate, r.Redis.CommandsPerAcquire, rate, cmds)
 			if q := r.AcquireRate / rate; q < 0.5 || q > 2 {
 				t.Errorf("acquires/s: run %.0f, direct %.0f (ratio %.2f), want within 0.5..2", r.AcquireRate, rate, q)

@@ -75,7 +75,7 @@ func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 
 // phase is a phase of strategy on one hot key; mod adjusts it.
 func phase(strategy string, mod func(*workload.Phase)) workload.Phase {
-	c := workload.Config{Workers: 20, Keys: 1, TTL: 2 * time.Second}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 20, Keys: 1}, Lock: workload.Lock{TTL: strategies.TTLOf(2 * time.Second)}}}
 	ph := c.Phase(strategy)
 	ph.Hold = hold("1ms")
 	if mod != nil {

@@ -22,7 +22,7 @@ type common struct {
 }
 
 func newCommon(info strategies.Info, o strategies.Options) common {
-	return common{info: info, ttl: o.TTL, renewal: o.Watchdog.Resolve(o.TTL), hooks: o.Hooks}
+	return common{info: info, ttl: o.TTL.Duration(), renewal: o.Watchdog.Resolve(o.TTL.Duration()), hooks: o.Hooks}
 }
 
 func (c *common) Info() strategies.Info { return c.info }

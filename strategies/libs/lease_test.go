@@ -27,7 +27,7 @@ func TestAcquireRelease(t *testing.T) {
 			if name == "redsync-redlock" {
 				c = spawn(t, "redlock")
 			}
-			s := build(t, c, name, strategies.Options{TTL: 5 * time.Second})
+			s := build(t, c, name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(5 * time.Second)}})
 			// Bounded: a library that stalls fails the test instead of hanging the package.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -112,17 +112,16 @@ func TestRenewalsPassTheHook(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var hooked atomic.Int64
 			key := redistest.Prefix(t) + "k"
-			o := strategies.Options{TTL: 2 * time.Second, Watchdog: strategies.Watchdog{Interval: 200 * time.Millisecond},
-				Hooks: strategies.Hooks{BeforeRenew: func(_ context.Context, k, owner string) {
-					if k == key && owner == "a" {
-						hooked.Add(1)
-					}
-				}}}
+			o := strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(2 * time.Second), Watchdog: strategies.Watchdog{Interval: 200 * time.Millisecond}}, Hooks: strategies.Hooks{BeforeRenew: func(_ context.Context, k, owner string) {
+				if k == key && owner == "a" {
+					hooked.Add(1)
+				}
+			}}}
 			s := build(t, conn, name, o)
 			// Bounded: a library that stalls fails the test instead of hanging the package.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			firstTTL := time.Now().Add(o.TTL) // the acquire's lease lapses by then unless renewed
+			firstTTL := time.Now().Add(o.TTL.Duration()) // the acquire's lease lapses by then unless renewed
 			l, err := s.Acquire(ctx, key, "a")
 			if err != nil {
 				t.Fatal(err)
@@ -167,15 +166,14 @@ func TestFrozenRenewalLetsTheLeaseLapse(t *testing.T) {
 	for _, name := range []string{"redsync", "rueidislock"} {
 		t.Run(name, func(t *testing.T) {
 			thaw := make(chan struct{})
-			o := strategies.Options{TTL: 300 * time.Millisecond, Watchdog: strategies.Watchdog{Interval: 100 * time.Millisecond},
-				Hooks: strategies.Hooks{BeforeRenew: func(ctx context.Context, _, owner string) {
-					if owner == "a" {
-						select {
-						case <-thaw:
-						case <-ctx.Done():
-						}
+			o := strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(300 * time.Millisecond), Watchdog: strategies.Watchdog{Interval: 100 * time.Millisecond}}, Hooks: strategies.Hooks{BeforeRenew: func(ctx context.Context, _, owner string) {
+				if owner == "a" {
+					select {
+					case <-thaw:
+					case <-ctx.Done():
 					}
-				}}}
+				}
+			}}}
 			s := build(t, conn, name, o)
 			key := redistest.Prefix(t) + "k"
 			// Bounded: a library that stalls fails the test instead of hanging the package.
@@ -205,7 +203,7 @@ func TestFrozenRenewalLetsTheLeaseLapse(t *testing.T) {
 func TestRefusedOptions(t *testing.T) {
 	conn := spawn(t, "single")
 	for _, name := range libNames {
-		o := strategies.Options{WaitReplicas: 1}
+		o := strategies.Options{Params: strategies.Params{WaitReplicas: 1}}
 		backend(conn).Configure(&o)
 		var oe *strategies.OptionError
 		if _, err := strategies.New(name, o); !errors.As(err, &oe) || oe.Field != "wait-replicas" {
@@ -237,7 +235,7 @@ func TestRueidislockDefaultRenewsInALoop(t *testing.T) {
 	names := []string{"rueidislock", "rueidislock-readme"}
 	var held []strategies.Strategy
 	for _, name := range names {
-		s := build(t, conn, name, strategies.Options{TTL: 600 * time.Millisecond})
+		s := build(t, conn, name, strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(600 * time.Millisecond)}})
 		// Bounded, and kept to the end: rueidislock's lease lives in the acquire's context.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -54,7 +54,7 @@ func newRedsync(info strategies.Info, o strategies.Options) (strategies.Strategy
 		pools[i] = goredis.NewPool(c)
 	}
 	s := &redsyncLock{common: newCommon(info, o), rs: redsync.New(pools...), clients: clients,
-		opts: []redsync.Option{redsync.WithExpiry(o.TTL)}}
+		opts: []redsync.Option{redsync.WithExpiry(o.TTL.Duration())}}
 	if info.MultiNode {
 		s.opts = append(s.opts, redsync.WithDriftFactor(o.DriftFactor))
 	}

@@ -32,7 +32,7 @@ func TestRueidislockReleaseReadsTheDeletes(t *testing.T) {
 		{"rueidislock", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := strategies.Options{TTL: 2 * time.Minute, Watchdog: strategies.Watchdog{Interval: time.Minute}}
+			o := strategies.Options{Params: strategies.Params{TTL: strategies.TTLOf(2 * time.Minute), Watchdog: strategies.Watchdog{Interval: time.Minute}}}
 			backend(conn).Configure(&o)
 			o.Connect.AlwaysRESP2 = true
 			s, err := strategies.New(tc.name, o)

@@ -77,7 +77,7 @@ func buildRueidislock(info strategies.Info, o strategies.Options, readme bool) (
 	s.renewal = 0 // the library renews; lockbench's watchdog never runs
 	lo := rueidislock.LockerOption{
 		ClientOption: co,
-		KeyValidity:  o.TTL,
+		KeyValidity:  o.TTL.Duration(),
 		ClientBuilder: func(co rueidis.ClientOption) (rueidis.Client, error) {
 			c, err := rueidis.NewClient(co)
 			if err != nil {

@@ -55,7 +55,7 @@ func TestProcessPauseIsUnsafe(t *testing.T) {
 	fault := "process-pause:p=0.3,d=1s"
 	mod := func(label string, wd strategies.Watchdog) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.Keys, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, 4, 600*time.Millisecond, hold("250ms"), wd, []string{fault}
+			ph.Label, ph.Keys, ph.TTL, ph.Hold, ph.Watchdog, ph.Faults = label, 4, strategies.TTLOf(600*time.Millisecond), hold("250ms"), wd, []string{fault}
 		}
 	}
 	off, auto := strategies.Watchdog{}, strategies.Watchdog{Auto: true}

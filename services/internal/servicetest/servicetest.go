@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/report"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -63,7 +64,7 @@ func Installed(paths ...string) bool {
 // Phase is a phase of strategy with the settings the service tests start from: 20 workers
 // on 4 keys (five contenders per key), holds of 5ms; mod adjusts it.
 func Phase(strategy string, ttl time.Duration, mod func(*workload.Phase)) workload.Phase {
-	c := workload.Config{Workers: 20, Keys: 4, TTL: ttl}
+	c := workload.Config{Base: workload.Base{Load: workload.Load{Workers: 20, Keys: 4}, Lock: workload.Lock{TTL: strategies.TTLOf(ttl)}}}
 	ph := c.Phase(strategy)
 	var h workload.Hold
 	_ = h.Set("5ms")

@@ -1,0 +1,72 @@
+// Package loadcheck holds the checks a load command (run, sweep, capacity) makes of what the
+// user gave before anything runs: its output files, --max-errors, and the service flags a run
+// would ignore. A bad value found after a 90-second run, or silently replaced by a default,
+// is worse than an error at once. The load settings' own checks are workload's (Settings,
+// Config.Validate); package main binds the flags and calls these.
+package loadcheck
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/lockbench/lockbench/internal/usage"
+)
+
+// Output is an output file a flag names.
+type Output struct{ Flag, Path string }
+
+// Outputs makes sure the files can be written, by creating them now — before a long run is
+// lost to a typo in a path — and that no two of them are one file. A file that did not exist
+// is removed again; hdrDir, when given, is created.
+func Outputs(files []Output, hdrDir string) error {
+	seen := map[string]string{}
+	for _, p := range files {
+		if p.Path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.Path)
+		if err == nil {
+			if other, dup := seen[abs]; dup {
+				return usage.Errorf("--%s and --%s name the same file %s: each output needs its own", other, p.Flag, p.Path)
+			}
+			seen[abs] = p.Flag
+		}
+		if err := ProbeFile(p.Path); err != nil {
+			return usage.Errorf("--%s %s: cannot be written: %v", p.Flag, p.Path, UnwrapPath(err))
+		}
+	}
+	if hdrDir != "" {
+		if err := os.MkdirAll(hdrDir, 0o755); err != nil {
+			return usage.Errorf("--hdr-dir %s: cannot be created: %v", hdrDir, UnwrapPath(err))
+		}
+		if err := ProbeFile(filepath.Join(hdrDir, ".lockbench-probe")); err != nil {
+			return usage.Errorf("--hdr-dir %s: cannot be written: %v", hdrDir, UnwrapPath(err))
+		}
+	}
+	return nil
+}
+
+// ProbeFile opens path for writing without truncating it, and removes it again if it did
+// not exist before.
+func ProbeFile(path string) error {
+	_, statErr := os.Stat(path)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	file.Close()
+	if errors.Is(statErr, os.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+// UnwrapPath drops the *PathError's repetition of the path the message already names.
+func UnwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
