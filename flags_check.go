@@ -68,10 +68,6 @@ func (f *loadFlags) checkOutputPaths() error {
 	return loadcheck.Outputs(files, f.hdrDir)
 }
 
-// probeFile and unwrapPath are loadcheck's, for the other commands' files.
-func probeFile(path string) error { return loadcheck.ProbeFile(path) }
-func unwrapPath(err error) error  { return loadcheck.UnwrapPath(err) }
-
 // maxErrors is --max-errors (loadcheck.MaxErrors).
 type maxErrors struct{ loadcheck.MaxErrors }
 

@@ -6,10 +6,10 @@
 package loadcheck
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 
+	"github.com/lockbench/lockbench/internal/output"
 	"github.com/lockbench/lockbench/internal/usage"
 )
 
@@ -32,41 +32,17 @@ func Outputs(files []Output, hdrDir string) error {
 			}
 			seen[abs] = p.Flag
 		}
-		if err := ProbeFile(p.Path); err != nil {
-			return usage.Errorf("--%s %s: cannot be written: %v", p.Flag, p.Path, UnwrapPath(err))
+		if err := output.ProbeFile(p.Path); err != nil {
+			return usage.Errorf("--%s %s: cannot be written: %v", p.Flag, p.Path, output.UnwrapPath(err))
 		}
 	}
 	if hdrDir != "" {
 		if err := os.MkdirAll(hdrDir, 0o755); err != nil {
-			return usage.Errorf("--hdr-dir %s: cannot be created: %v", hdrDir, UnwrapPath(err))
+			return usage.Errorf("--hdr-dir %s: cannot be created: %v", hdrDir, output.UnwrapPath(err))
 		}
-		if err := ProbeFile(filepath.Join(hdrDir, ".lockbench-probe")); err != nil {
-			return usage.Errorf("--hdr-dir %s: cannot be written: %v", hdrDir, UnwrapPath(err))
+		if err := output.ProbeFile(filepath.Join(hdrDir, ".lockbench-probe")); err != nil {
+			return usage.Errorf("--hdr-dir %s: cannot be written: %v", hdrDir, output.UnwrapPath(err))
 		}
 	}
 	return nil
-}
-
-// ProbeFile opens path for writing without truncating it, and removes it again if it did
-// not exist before.
-func ProbeFile(path string) error {
-	_, statErr := os.Stat(path)
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	file.Close()
-	if errors.Is(statErr, os.ErrNotExist) {
-		return os.Remove(path)
-	}
-	return nil
-}
-
-// UnwrapPath drops the *PathError's repetition of the path the message already names.
-func UnwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
