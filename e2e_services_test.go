@@ -347,17 +347,21 @@ func TestE2EZKPartitionRecovers(t *testing.T) {
 	redistest.Require(t)
 	live := spawnsServicesLive(t)
 	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
-		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "4s", "--warmup", "1s"}, live...)...)
+		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "6s", "--warmup", "1s"}, live...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	// The sessions reconnect, and set their watches again, through a JVM a loaded machine
+	// starves: at load 30 none had acquired in the fourth second (1.5 s after the
+	// partition). The last of six is 3.5 s after it; a lost create's orphan znode would hold
+	// its key for as long as its session lives, the whole run.
 	r := s.Results[0]
-	if len(r.Timeline) < 4 {
-		t.Fatalf("timeline %+v: want 4 seconds", r.Timeline)
+	if len(r.Timeline) < 6 {
+		t.Fatalf("timeline %+v: want 6 seconds", r.Timeline)
 	}
-	first, last := r.Timeline[0].Acquired, r.Timeline[3].Acquired // the first is half cut off
+	first, last := r.Timeline[0].Acquired, r.Timeline[5].Acquired // the first is half cut off
 	if last == 0 || last < first/2 || r.Safety.Overlaps != 0 {
-		t.Errorf("zk-lock after a 1 s partition: %d acquired in the first second, %d in the fourth, %d overlaps; want it back at pace, safe", first, last, r.Safety.Overlaps)
+		t.Errorf("zk-lock after a 1 s partition: %d acquired in the first second, %d in the sixth, %d overlaps; want it back at pace, safe", first, last, r.Safety.Overlaps)
 	}
 }
 
