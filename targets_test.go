@@ -194,7 +194,7 @@ func runBuiltinProfile(t *testing.T, prof *profiles.Profile, live ...string) {
 	// acquire timeout shorter than the window makes every attempt begun in it end in it,
 	// acquired or timed out.
 	args := []string{"run", "--profile", name, "--duration", window.String(), "--warmup", warmup}
-	if name == "libraries" {
+	if name == "libraries" || strings.HasPrefix(filepath.Base(name), "libraries-") { // whole, or a part (splitPhases)
 		args = []string{"run", "--profile", name, "--duration", max(window, 1500*time.Millisecond).String(), "--warmup", warmup, "--acquire-timeout", "1s"}
 	}
 	s, code, stderr := runBinaryJSON(t, slices.Concat(args, acquireTimeout, live)...)
