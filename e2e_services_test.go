@@ -92,8 +92,7 @@ func spawnsServicesLive(t *testing.T) []string {
 // its subtests: go test resumes those after every top-level test, and these runs are the
 // longest of the package. Their phases under a process pause need a window longer than the
 // pause (services: 3.5 s), the others less, and a run has one window: the profile runs as
-// its pause phases and the rest, side by side, each with the profile's top level; the rest
-// (twelve phases of 3.5 s, the longest run of the package) as two, by label (splitPhases).
+// two, its pause phases and the rest, side by side, each with the profile's top level.
 func TestE2EServiceProfilesRun(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
@@ -108,15 +107,7 @@ func TestE2EServiceProfilesRun(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			// Subtests run from goroutines side by side, without waiting for a parallel slot.
 			var wg sync.WaitGroup
-			var parts []*profiles.Profile
 			for _, part := range splitPausePhases(t, prof) {
-				if strings.HasSuffix(part.Name, "-rest.yaml") {
-					parts = append(parts, splitPhases(t, part, 2)...)
-				} else {
-					parts = append(parts, part)
-				}
-			}
-			for _, part := range parts {
 				wg.Go(func() {
 					t.Run(filepath.Base(part.Name), func(t *testing.T) {
 						runBuiltinProfile(t, part, spawnsServicesLive(t)...)
@@ -237,7 +228,7 @@ func writeParts(t *testing.T, prof *profiles.Profile, parts map[string][]int, om
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(prof.Name), ".yaml")+"-"+name+".yaml")
+		path := filepath.Join(t.TempDir(), prof.Name+"-"+name+".yaml")
 		if err := os.WriteFile(path, src, 0o600); err != nil {
 			t.Fatal(err)
 		}
