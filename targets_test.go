@@ -28,18 +28,43 @@ import (
 func runJSON(t *testing.T, args ...string) (*report.Summary, int, string) {
 	t.Helper()
 	code, stdout, stderr := cli(append(args, "--format", "json", "-q")...)
-	if code != exitOK && code != exitUnsafe {
+	return decodeRun(t, args, code, []byte(stdout), stderr)
+}
+
+// decodeRun decodes the JSON summary of a run that exited code: nil for an exit other than
+// 0, 4 (unsafe) or 6 (inconclusive), and for an inconclusive run whose reason is more than a
+// short count of acquires. A run bounded in time gets as many acquires as the machine lets
+// it: a starved one (load 30 on 2 cores) can see 1, which makes its verdict
+// "inconclusive: only 1 acquired" (report.MinAcquiredToJudge). That says nothing of what most
+// of these tests check (the target a run used, its events, its files), so the run comes
+// back; a test that wants a verdict checks it, as it did before the count made one
+// inconclusive. Every other reason (denied commands, an unanswered probe) stays a failure.
+func decodeRun(t *testing.T, args []string, code int, stdout []byte, stderr string) (*report.Summary, int, string) {
+	t.Helper()
+	if code != exitOK && code != exitUnsafe && code != exitInconclusive {
 		return nil, code, stderr
 	}
-	if err := checkResultSchema([]byte(stdout)); err != nil {
+	if err := checkResultSchema(stdout); err != nil {
 		t.Fatalf("%v: output breaks the JSON contract: %v", args, err)
 	}
 	var s report.Summary
-	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+	if err := json.Unmarshal(stdout, &s); err != nil {
 		t.Fatal(err)
+	}
+	if code == exitInconclusive {
+		for _, r := range s.Results {
+			if report.IsInconclusive(r.Verdict) && !onlyFewAcquired.MatchString(r.Verdict) {
+				return nil, code, stderr
+			}
+		}
+		t.Logf("%v: inconclusive only for want of acquires on a busy machine: %s", args, stderr)
 	}
 	return &s, code, stderr
 }
+
+// onlyFewAcquired is the verdict of a run whose one reason to be inconclusive is its count
+// of acquires (report.Inconclusive).
+var onlyFewAcquired = regexp.MustCompile(`^inconclusive: only [0-9]+ acquired \(a verdict needs [0-9]+\)$`)
 
 // runBinaryJSON is runJSON through the lockbench binary (built without -race): for runs of
 // thousands of goroutines, and runs whose faults must land on time (pauses against a ttl),
@@ -59,17 +84,7 @@ func runBinaryJSON(t *testing.T, args ...string) (*report.Summary, int, string) 
 		}
 		code = exit.ExitCode()
 	}
-	if code != exitOK && code != exitUnsafe {
-		return nil, code, stderr.String()
-	}
-	if err := checkResultSchema(stdout.Bytes()); err != nil {
-		t.Fatalf("%v: output breaks the JSON contract: %v", args, err)
-	}
-	var s report.Summary
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
-		t.Fatal(err)
-	}
-	return &s, code, stderr.String()
+	return decodeRun(t, args, code, stdout.Bytes(), stderr.String())
 }
 
 // pauseLength finds the d= of a process-pause fault spec.
@@ -164,19 +179,28 @@ func runBuiltinProfile(t *testing.T, prof *profiles.Profile, live ...string) {
 	}
 	// Each worker on etcd or ZooKeeper sets up its session in round trips through their
 	// consensus: fifty on one key did nothing in a second's warm-up and a second measured
-	// at load 30 (a JVM starved). A second of warm-up, and 2.5 s measured at least.
+	// at load 30 (a JVM starved). A second of warm-up, and 2.5 s measured at least. Even
+	// then fifty ZooKeeper sessions on 1000 keys (services' many-keys) saw nothing end in
+	// 3.5 s at load 30 (and pg-advisory's fifty on one key at load 23): the profile's
+	// acquire timeout (5s) outlasts warm-up and window, so an attempt still waiting on a
+	// starved server ends after the run. A worker's attempts follow one another, each ended
+	// within the acquire timeout: with one under half the window, the first attempt a worker
+	// begins in the window (at most a timeout after it opens) ends in it, acquired or timed
+	// out. A third of the window.
+	var acquireTimeout []string
 	if profileSpawnsServices(prof) {
 		window, warmup = max(window, 2500*time.Millisecond), "1s"
+		acquireTimeout = []string{"--acquire-timeout", (window / 3).Round(time.Millisecond).String()}
 	}
 	// rueidislock's first acquires on a busy machine can outlast a short window: its waiters
 	// sleep until the key changes (nothing of 100 ended in 300ms beside two busy loops). An
 	// acquire timeout shorter than the window makes every attempt begun in it end in it,
 	// acquired or timed out.
 	args := []string{"run", "--profile", name, "--duration", window.String(), "--warmup", warmup}
-	if name == "libraries" {
+	if name == "libraries" || strings.HasPrefix(filepath.Base(name), "libraries-") { // whole, or a part (splitPhases)
 		args = []string{"run", "--profile", name, "--duration", max(window, 1500*time.Millisecond).String(), "--warmup", warmup, "--acquire-timeout", "1s"}
 	}
-	s, code, stderr := runBinaryJSON(t, append(args, live...)...)
+	s, code, stderr := runBinaryJSON(t, slices.Concat(args, acquireTimeout, live)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -836,16 +860,18 @@ func TestE2EFenceResetIsNotFenced(t *testing.T) {
 	}
 }
 
-// --max-errors: a run whose Redis died halfway fails with exit 5 instead of passing CI; a
-// limit it stays within does not.
+// --max-errors: a run whose Redis died early on fails with exit 5 instead of passing CI; a
+// limit it stays within does not. A quiet machine sees a couple of hundred errors in the
+// 700ms after the kill; one at load 34 saw no more than 10 (a starved in-process run makes
+// few attempts): the limit is 3, and the dead server has 1.7 s to be tried.
 func TestE2EMaxErrorsExits5(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
 	args := []string{"run", "--strategy", "token", "--workers", "4", "--fault", "kill:node=0,at=300ms",
-		"--duration", "1s", "--warmup", "0", "--acquire-timeout", "200ms", "-q"}
-	code, _, stderr := cli(append(args, "--max-errors", "10")...)
-	if code != exitErrors || !strings.Contains(stderr, "--max-errors 10") {
-		t.Errorf("a dead server with --max-errors 10: exit %d, want %d; %s", code, exitErrors, stderr)
+		"--duration", "2s", "--warmup", "0", "--acquire-timeout", "200ms", "-q"}
+	code, _, stderr := cli(append(args, "--max-errors", "3")...)
+	if code != exitErrors || !strings.Contains(stderr, "--max-errors 3") {
+		t.Errorf("a dead server with --max-errors 3: exit %d, want %d; %s", code, exitErrors, stderr)
 	}
 	code, _, stderr = cli(append(args, "--max-errors", "100%")...)
 	if code != exitOK {
