@@ -368,15 +368,15 @@ func Settle(name string, p Params) (Params, error) {
 func settle(info Info, p Params) (Params, error) {
 	p.settled = nil
 	s := &settled{name: info.Name, from: p}
-	switch t := p.TTL; {
-	case t.None():
+	if err := CheckTTL(p.TTL); err != nil {
+		return p, err
+	}
+	if t := p.TTL; t.None() {
 		if err := checkNoTTL(info, p); err != nil {
 			return p, err
 		}
 		s.setLease(t, DefaultTTL)
-	case t.Duration() < time.Millisecond:
-		return p, &OptionError{Field: "ttl", Value: t.String(), Reason: "must be at least 1ms (Redis keeps ttls in milliseconds)"}
-	default:
+	} else {
 		s.setLease(t, t.Duration())
 	}
 	if p.Watchdog.Enabled() {
@@ -443,7 +443,7 @@ func checkNoTTL(info Info, p Params) error {
 			}
 		}
 		return &OptionError{Field: "ttl", Value: "0",
-			Reason: fmt.Sprintf("%s needs a ttl (a duration > 0, e.g. 10s); only %s runs without one", info.Name, strings.Join(takers, ", "))}
+			Reason: fmt.Sprintf("%s needs a ttl: want a duration of at least 1ms, e.g. 10s; only %s runs without one", info.Name, strings.Join(takers, ", "))}
 	}
 	if p.Watchdog.Enabled() {
 		return &OptionError{Field: "watchdog", Value: p.Watchdog.String(), Reason: "a watchdog renews a ttl, and --ttl 0 sets none; use off"}

@@ -65,7 +65,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		o                              strategies.Options
 	}{
 		{"ttl zero means default, negative is bad", "token", "ttl", "at least 1ms", strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.TTLOf(-time.Second)}}},
-		{"ttl below a millisecond", "token", "ttl", "milliseconds", strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.TTLOf(time.Microsecond)}}},
+		{"ttl below a millisecond", "token", "ttl", "want a duration of at least 1ms", strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.TTLOf(time.Microsecond)}}},
 		{"watchdog not below ttl", "token", "watchdog", "shorter than the ttl", strategies.Options{Client: c, Params: strategies.Params{TTL: strategies.TTLOf(time.Second), Watchdog: strategies.Watchdog{Interval: time.Second}}}},
 		{"watchdog on a strategy that cannot renew", "set-nx-del", "watchdog", "token", strategies.Options{Client: c, Params: strategies.Params{Watchdog: strategies.Watchdog{Auto: true}}}},
 		{"watchdog on getset", "getset", "watchdog", "cannot renew", strategies.Options{Client: c, Params: strategies.Params{Watchdog: strategies.Watchdog{Auto: true}}}},

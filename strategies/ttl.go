@@ -67,6 +67,21 @@ func (t *TTL) Set(s string) error {
 // Type names the value in --help, as pflag names a duration.
 func (*TTL) Type() string { return "duration" }
 
+// TTLWant is what a valid ttl is, as its error says: "invalid --ttl -1s: want ...".
+const TTLWant = "a duration of at least 1ms, e.g. 10s (0 = no ttl, for setnx-expire)"
+
+// CheckTTL is the one check of a ttl by itself, whatever the strategy: a lease of at least
+// a millisecond (Redis keeps ttls in milliseconds) or none. Settle makes it of each phase's
+// ttl, before it checks the ttl against the strategy (checkNoTTL); the ttl setting makes it
+// of a value where it is written (a flag, a profile's key, a sweep's value), so that the
+// error names that place. The error is an *OptionError on "ttl".
+func CheckTTL(t TTL) error {
+	if t.None() || t.Duration() >= time.Millisecond {
+		return nil
+	}
+	return &OptionError{Field: "ttl", Value: t.String(), Reason: "want " + TTLWant}
+}
+
 // settled is what Settle made of Params for one strategy: the lease in effect and what
 // the hot path sends for it, made once.
 type settled struct {

@@ -205,10 +205,11 @@ func (e *ConfigError) Error() string {
 // validated Config and validate it again.
 func (c *Config) Validate() error {
 	for _, s := range Settings {
-		s.fill(c)
+		s.Fill(c)
 	}
 	for _, s := range Settings {
-		if err := s.check(c); err != nil {
+		// A lock parameter's check Settle makes of each phase's value, below.
+		if err := s.at(c, nil).judge(false); err != nil {
 			return err
 		}
 	}
@@ -270,11 +271,11 @@ func (ph *Phase) validate() error {
 		return err
 	}
 	for _, s := range Settings {
-		if s.phase == nil {
-			continue
-		}
-		if err := s.phase(ph); err != nil {
-			return err
+		if f := s.at(nil, ph); f != nil {
+			f.fill() // a Phase built by hand takes the defaults too
+			if err := f.judge(false); err != nil {
+				return err
+			}
 		}
 	}
 	if ph.MaxInflight == 0 {
@@ -286,15 +287,22 @@ func (ph *Phase) validate() error {
 	if err := ph.validateCapacity(); err != nil {
 		return err
 	}
+	// The lock parameters' one check: the ttl, watchdog, wait, ... against the strategy.
 	lock, err := strategies.Settle(ph.Strategy, ph.Lock)
-	if err == nil {
-		ph.Lock = lock // settled once: the engine builds the strategy with it as it is
-		return nil
+	if err != nil {
+		return settingError(err)
 	}
-	if oe := (*strategies.OptionError)(nil); errors.As(err, &oe) {
+	ph.Lock = lock // settled once: the engine builds the strategy with it as it is
+	return nil
+}
+
+// settingError is a strategies.OptionError about a setting named as its flag, as every
+// setting's error is (invalid --ttl -1s: want ...); other errors as they are.
+func settingError(err error) error {
+	var oe *strategies.OptionError
+	if errors.As(err, &oe) {
 		if _, setting := LookupSetting(oe.Field); setting {
-			// Named as the flag, as every other setting's error is: invalid --ttl "0": ...
-			return &ConfigError{Field: oe.Field, Value: oe.Value, Reason: oe.Reason}
+			return BadSetting(oe.Field, oe.Value, oe.Reason)
 		}
 	}
 	return err

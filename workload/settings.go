@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -40,8 +41,8 @@ var Settings = []Setting{
 	// would drop every arrival.
 	typed(Setting{Name: "max-inflight", In: Flag | Top, Example: "1000", Want: "at least 1 (default --workers)",
 		Help: "open loop: acquisitions in flight at most; an arrival beyond it is dropped (default --workers)"},
-		intNoneKind(givenZero), ShapeInteger, 0, func(n int) bool { return n >= 1 || n == 0 },
-		inRun(func(c *Config) *int { return &c.MaxInflight }), nil),
+		ShapeInteger, row[int]{k: intNoneKind(givenZero), ok: func(n int) bool { return n >= 1 || n == 0 }},
+		inRun(func(c *Config) *int { return &c.MaxInflight })),
 	intSetting(Setting{Name: "keys", Short: "k", In: Everywhere | Sweepable, Example: "1000", Want: "at least 1",
 		Help: "distinct lock keys (1 = one hot key)"}, 1, atLeast(1),
 		inBase(func(b *Base) *int { return &b.Keys }), nil),
@@ -86,11 +87,10 @@ var Settings = []Setting{
 		Help: "give up one acquire after this long (counted as a timeout)"}, 5*time.Second, 0,
 		func(d time.Duration) bool { return d >= MinAcquireTimeout },
 		inRun(func(c *Config) *time.Duration { return &c.AcquireTimeout })),
-	boundSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s", Shape: ShapeDuration,
-		Want: "a duration > 0, e.g. 10s (0 = no ttl, for setnx-expire)",
+	lockSetting(Setting{Name: "ttl", In: Everywhere | Sweepable, Example: "10s", Shape: ShapeDuration,
+		Want: strategies.TTLWant,
 		Help: "lease time Redis keeps a lock (0 = none: setnx-expire without its EXPIRE)"},
-		func(t strategies.TTL) bool { return t.Duration() > 0 || t.None() },
-		inBase(func(b *Base) *strategies.TTL { return &b.TTL })),
+		strategies.CheckTTL, inBase(func(b *Base) *strategies.TTL { return &b.TTL })),
 	valueSetting(Setting{Name: "watchdog", In: Everywhere | Sweepable, Example: "auto",
 		Help: "lease renewal: off, auto (= ttl/3, Redisson's default) or an interval below the ttl"},
 		inBase(func(b *Base) *strategies.Watchdog { return &b.Watchdog })),
@@ -160,12 +160,9 @@ type Setting struct {
 	// Settings whose value type checks itself (Hold, Wait, ...) have none.
 	Want string
 
-	field func(*Config) Value        // the setting in c, as a flag value
-	fill  func(*Config)              // sets the default where c has the zero value
-	check func(*Config) error        // judges the value in c by the bound
-	phase func(*Phase) error         // fills the default in ph and judges the value by the bound; nil off InPhase
-	set   func(*Phase, string) error // parses, judges and sets a phase's value
-	get   func(*Phase) string        // a phase's value as the flag prints it: one text per value
+	// at is the setting's value in c (ph nil) or in ph, as a field of the row's type; nil
+	// for a phase when the setting is the run's only. It is the row's one accessor.
+	at func(c *Config, ph *Phase) field
 }
 
 // Usage is the help text.
@@ -180,24 +177,30 @@ func (s Setting) Usage() string {
 func (s Setting) Is(p Place) bool { return s.In&p == p }
 
 // Value is the setting's field in c as a flag value, for binding it to a flag.
-func (s Setting) Value(c *Config) Value { return s.field(c) }
+func (s Setting) Value(c *Config) Value { return s.at(c, nil) }
 
 // Fill sets the setting's default in c where c holds the zero value.
-func (s Setting) Fill(c *Config) { s.fill(c) }
+func (s Setting) Fill(c *Config) { s.at(c, nil).fill() }
 
-// Check judges the setting's value in c; the error (a *ConfigError) names the flag and
-// what it wants: "invalid --keys 0: want at least 1".
-func (s Setting) Check(c *Config) error { return s.check(c) }
+// Check judges the value given for the setting in c, as a flag or a profile's top level
+// writes it; the error (a *ConfigError) names the flag and what it wants: "invalid --keys
+// 0: want at least 1". A lock parameter's value is judged by the one check Settle makes of
+// each phase's (the ttl: strategies.CheckTTL), so that a bad one is named where written.
+func (s Setting) Check(c *Config) error { return s.at(c, nil).judge(true) }
 
-// SetPhase parses v as the flag does, judges it and sets it on ph. The error says what a
-// valid value is, without the setting's name: the caller names the field as its input
-// spelled it (--workers, a profile's line, --param workers=0).
+// SetPhase parses v as the flag does, judges it as Check does and sets it on ph. The error
+// says what a valid value is, without the setting's name: the caller names the field as
+// its input spelled it (--workers, a profile's line, --param workers=0).
 func (s Setting) SetPhase(ph *Phase, v string) error {
-	if s.set == nil {
+	f := s.at(nil, ph)
+	if f == nil {
 		return fmt.Errorf("a phase cannot set %s", s.Name)
 	}
-	return s.set(ph, v)
+	return f.setPhase(ph, v)
 }
+
+// get is a phase's value as the flag prints it: one text per value.
+func (s Setting) get(ph *Phase) string { return s.at(nil, ph).String() }
 
 // LookupSetting returns the setting named name.
 func LookupSetting(name string) (Setting, bool) {
@@ -285,18 +288,87 @@ func durationKind(none time.Duration) kind[time.Duration] {
 	}, ""}
 }
 
-// value is a Value over *p.
-type value[T comparable] struct {
-	p *T
-	k *kind[T]
+// row is what a setting of values of T declares besides its accessor: its kind, default,
+// bound, and what a phase's value does besides being stored.
+type row[T comparable] struct {
+	name, want string
+	k          kind[T]
+	def        T
+	ok         func(T) bool // the bound; nil for none
+	// settled is a lock parameter's check, the one strategies.Settle makes of each
+	// phase's value (the ttl: strategies.CheckTTL), run here on a value where it is
+	// written; nil for the other settings.
+	settled func(T) error
+	onPhase func(*Phase, T)
 }
 
-func (v value[T]) String() string { return v.k.format(*v.p) }
-func (v value[T]) Type() string   { return v.k.typ }
+// value is a setting's field *p, of its row's type: a flag's Value, with the row's
+// default, bound and phase setting.
+type value[T comparable] struct {
+	p *T
+	r *row[T]
+}
+
+// field is a value[T] of any T.
+type field interface {
+	Value
+	fill()
+	judge(given bool) error
+	setPhase(ph *Phase, text string) error
+}
+
+func (v value[T]) String() string { return v.r.k.format(*v.p) }
+func (v value[T]) Type() string   { return v.r.k.typ }
 func (v value[T]) Set(s string) error {
-	x, err := v.k.parse(s)
+	x, err := v.r.k.parse(s)
 	if err != nil {
 		return err
+	}
+	*v.p = x
+	return nil
+}
+
+// fill sets the default where the field holds the zero value.
+func (v value[T]) fill() {
+	if *v.p == *new(T) {
+		*v.p = v.r.def
+	}
+}
+
+// judge checks the value by the row's bound. A given value (a flag's, a profile's) a
+// lock parameter's check judges too; a phase's it leaves to Settle.
+func (v value[T]) judge(given bool) error {
+	r := v.r
+	if r.ok != nil && !r.ok(*v.p) {
+		return BadSetting(r.name, v.String(), "want "+r.want)
+	}
+	if given && r.settled != nil {
+		return settingError(r.settled(*v.p))
+	}
+	return nil
+}
+
+// setPhase parses, judges and sets a phase's value (Setting.SetPhase).
+func (v value[T]) setPhase(ph *Phase, text string) error {
+	r := v.r
+	x, err := r.k.parse(text)
+	switch {
+	case err != nil && r.want == "":
+		return err // the type's own reason
+	case err != nil && r.k.syntax != "" && !strings.HasPrefix(r.want, "a "):
+		return fmt.Errorf("want %s, %s", r.k.syntax, r.want) // "want a whole number, at least 1"
+	case err != nil || (r.ok != nil && !r.ok(x)):
+		return fmt.Errorf("want %s", r.want)
+	case r.settled != nil:
+		var oe *strategies.OptionError
+		if err := r.settled(x); errors.As(err, &oe) {
+			return errors.New(oe.Reason) // "want a duration of at least 1ms, ..."
+		} else if err != nil {
+			return err
+		}
+	}
+	if r.onPhase != nil {
+		r.onPhase(ph, x)
 	}
 	*v.p = x
 	return nil
@@ -315,89 +387,46 @@ func inBase[T any](f func(*Base) *T) at[T] {
 	return at[T]{run: func(c *Config) *T { return f(&c.Base) }, base: f}
 }
 
-// typed builds a Setting of values of T from its fields: cfg in Config, ph in Phase (nil
-// when the phase has none), def the default where Config holds the zero value, ok the bound
-// (nil for none), onPhase what setting a phase's value does besides storing it (or nil).
-func typed[T comparable](s Setting, k kind[T], shape string, def T, ok func(T) bool,
-	a at[T], onPhase func(*Phase, T)) Setting {
-	cfg := a.run
+// typed builds a Setting of values of T from its row r and its one accessor a.
+func typed[T comparable](s Setting, shape string, r row[T], a at[T]) Setting {
 	s.Shape = shape
-	var zero T
-	s.field = func(c *Config) Value { return value[T]{cfg(c), &k} }
-	s.fill = func(c *Config) {
-		if p := cfg(c); *p == zero {
-			*p = def
-		}
-	}
-	bad := func(v T) error {
-		return &ConfigError{Field: s.Name, Value: k.format(v), Reason: "want " + s.Want, bare: true}
-	}
-	s.check = func(c *Config) error {
-		if v := *cfg(c); ok != nil && !ok(v) {
-			return bad(v)
-		}
-		return nil
-	}
-	if a.base == nil {
-		return s
-	}
-	ph := func(p *Phase) *T { return a.base(&p.Base) }
-	s.get = func(p *Phase) string { return k.format(*ph(p)) }
-	s.phase = func(p *Phase) error {
-		v := ph(p)
-		if *v == zero {
-			*v = def // a Phase built by hand takes the defaults too
-		}
-		if ok != nil && !ok(*v) {
-			return bad(*v)
-		}
-		return nil
-	}
-	s.set = func(p *Phase, text string) error {
-		v, err := k.parse(text)
+	r.name, r.want = s.Name, s.Want
+	s.at = func(c *Config, ph *Phase) field {
 		switch {
-		case err != nil && s.Want == "":
-			return err // the type's own reason
-		case err != nil && k.syntax != "" && !strings.HasPrefix(s.Want, "a "):
-			return fmt.Errorf("want %s, %s", k.syntax, s.Want) // "want a whole number, at least 1"
-		case err != nil || (ok != nil && !ok(v)):
-			return fmt.Errorf("want %s", s.Want)
+		case ph == nil:
+			return value[T]{a.run(c), &r}
+		case a.base == nil:
+			return nil
 		}
-		if onPhase != nil {
-			onPhase(p, v)
-		}
-		*ph(p) = v
-		return nil
+		return value[T]{a.base(&ph.Base), &r}
 	}
 	return s
 }
 
 func intSetting(s Setting, def int, ok func(int) bool, a at[int], onPhase func(*Phase, int)) Setting {
-	return typed(s, intKind, ShapeInteger, def, ok, a, onPhase)
+	return typed(s, ShapeInteger, row[int]{k: intKind, def: def, ok: ok, onPhase: onPhase}, a)
 }
 
 func floatSetting(s Setting, def float64, ok func(float64) bool, a at[float64]) Setting {
 	// NaN and the infinities are no rate or ratio, whatever the bound.
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && ok(v) }
-	return typed(s, floatKind, ShapeNumber, def, finite, a, nil)
+	return typed(s, ShapeNumber, row[float64]{k: floatKind, def: def, ok: finite}, a)
 }
 
 // durationSetting's none is what a given 0 means when it is not the default (0 for none).
 func durationSetting(s Setting, def, none time.Duration, ok func(time.Duration) bool, a at[time.Duration]) Setting {
-	return typed(s, durationKind(none), ShapeDuration, def, ok, a, nil)
+	return typed(s, ShapeDuration, row[time.Duration]{k: durationKind(none), def: def, ok: ok}, a)
 }
 
-// boundSetting is a setting whose type parses itself (a pflag.Value) and whose zero value
-// is its default, with a bound besides: the ttl, whose zero value is nobody's choice.
-func boundSetting[T comparable, P interface {
+// lockSetting is a lock parameter whose type parses itself (a pflag.Value) and whose zero
+// value is its default, with a check of its own in package strategies besides: the ttl,
+// whose zero value is nobody's choice. Settle makes the check of each phase's value; the
+// row makes it of a value where it is written, so that the error points there.
+func lockSetting[T comparable, P interface {
 	*T
 	Value
-}](s Setting, ok func(T) bool, a at[T]) Setting {
-	shape := s.Shape
-	var zero T
-	s = typed(s, selfKind[T, P](), ShapeText, zero, ok, a, nil)
-	s.Shape = shape
-	return s
+}](s Setting, check func(T) error, a at[T]) Setting {
+	return typed(s, s.Shape, row[T]{k: selfKind[T, P](), settled: check}, a)
 }
 
 // selfKind is the kind of a type that parses and prints itself (a pflag.Value).
@@ -418,8 +447,7 @@ func valueSetting[T comparable, P interface {
 	*T
 	Value
 }](s Setting, a at[T]) Setting {
-	var zero T
-	return typed(s, selfKind[T, P](), ShapeText, zero, nil, a, nil)
+	return typed(s, ShapeText, row[T]{k: selfKind[T, P]()}, a)
 }
 
 // PhaseSetting is one setting a phase may carry its own value of. The flag of that name

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -44,5 +46,33 @@ func TestDefaultTTLMarked(t *testing.T) {
 	ph := validated(Config{})
 	if err := ttl.SetPhase(&ph, "2s"); err != nil || !ph.TTL.Chosen() {
 		t.Errorf("a phase's ttl 2s (%v): taken for the default, want chosen", err)
+	}
+}
+
+// TestTTLRowHasNoBoundOfItsOwn: the ttl row judges a value by strategies.CheckTTL, the
+// check Settle makes of each phase's ttl, and by no bound of its own: one check, one
+// message (strategies' TestTTLCheckedInOnePlace holds the rest of the module to it).
+func TestTTLRowHasNoBoundOfItsOwn(t *testing.T) {
+	s, _ := LookupSetting("ttl")
+	var c Config
+	v, ok := s.at(&c, nil).(value[strategies.TTL])
+	if !ok || v.r.ok != nil || v.r.settled == nil {
+		t.Fatalf("the ttl row: a value of TTL %v, bound of its own %v, strategies' check %v; want only strategies' check", ok, ok && v.r.ok != nil, ok && v.r.settled != nil)
+	}
+	for _, text := range []string{"-1s", "500us"} {
+		ph := Phase{Strategy: "token"}
+		err := s.SetPhase(&ph, text)
+		c := Config{Base: Base{Lock: Lock{TTL: strategies.TTLOf(-time.Second)}}}
+		if text == "500us" {
+			c.TTL = strategies.TTLOf(500 * time.Microsecond)
+		}
+		given := s.Check(&c)
+		c.Strategies = []string{"token"}
+		validated := c.Validate()
+		want := "want " + strategies.TTLWant
+		if err == nil || err.Error() != want || given == nil || validated == nil || given.Error() != validated.Error() ||
+			!strings.HasPrefix(given.Error(), "invalid --ttl ") || !strings.HasSuffix(given.Error(), ": "+want) {
+			t.Errorf("ttl %s: as a phase's value %v, as given %v, as validated %v; want one message, %q", text, err, given, validated, want)
+		}
 	}
 }
