@@ -139,3 +139,43 @@ func Register(s services.Service, help string, bind func(fs *pflag.FlagSet, addr
 	}
 	services.Register(s)
 }
+
+// Addr is a service whose one flag is its address (--Name): what RegisterAddr needs of it.
+type Addr[C any] struct {
+	// Check judges the address before anything runs; nil takes any (the dial judges it).
+	Check func(addr string) error
+	// Dial reaches the service at the address given, within the connect timeout; Spawn
+	// starts a private one for the run without it.
+	Dial  func(ctx context.Context, addr string) (C, error)
+	Spawn func(ctx context.Context, need services.Need) (C, error)
+	// Adapt is the connection as the registry hands it out.
+	Adapt func(c C, need services.Need) *Conn
+}
+
+// RegisterAddr registers s with its address flag alone (Register), its Flags the Addr's
+// check and its Open the Addr's dial, or spawn without an address, then Adapt.
+func RegisterAddr[C any](s services.Service, help string, a Addr[C]) {
+	Register(s, help, func(_ *pflag.FlagSet, addr *string) services.Flags { return &addrFlags[C]{s.Name, addr, a} })
+}
+
+// addrFlags are the Flags of a service registered with RegisterAddr.
+type addrFlags[C any] struct {
+	flag string
+	addr *string
+	a    Addr[C]
+}
+
+func (f *addrFlags[C]) Check() error {
+	if f.a.Check == nil {
+		return nil
+	}
+	return f.a.Check(*f.addr)
+}
+
+func (f *addrFlags[C]) Open(ctx context.Context, need services.Need) (services.Conn, error) {
+	c, err := Open(ctx, need, f.flag, *f.addr, f.a.Dial, func(ctx context.Context) (C, error) { return f.a.Spawn(ctx, need) })
+	if err != nil {
+		return nil, err
+	}
+	return f.a.Adapt(c, need), nil
+}

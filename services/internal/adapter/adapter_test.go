@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/internal/adapter"
@@ -123,5 +125,62 @@ func TestStartCostSubtractsReadings(t *testing.T) {
 	}
 	if _, err := (adapter.Reading{Requests: 5}).Spent(adapter.Reading{Requests: 4}, 1, restarted); !errors.Is(err, restarted) {
 		t.Errorf("a count that went back: %v; want the service's error", err)
+	}
+}
+
+// A service registered with its address flag alone (RegisterAddr, as ZooKeeper and
+// PostgreSQL are): the flag bound with its help, Check judging its value, Open dialling
+// it, or spawning without it, with the run's Need, then Adapt.
+func TestRegisterAddr(t *testing.T) {
+	t.Parallel()
+	var dialled, spawned []string
+	var adapted []services.Need
+	adapter.RegisterAddr(services.Service{Name: "probe-addr", Title: "Probe", Order: 99}, "the probe's address",
+		adapter.Addr[*client]{
+			Check: func(addr string) error {
+				if addr == "bad" {
+					return usage.Errorf("invalid --probe-addr %s", addr)
+				}
+				return nil
+			},
+			Dial: func(_ context.Context, addr string) (*client, error) {
+				dialled = append(dialled, addr)
+				return &client{}, nil
+			},
+			Spawn: func(_ context.Context, need services.Need) (*client, error) {
+				spawned = append(spawned, need.Phases[0].Strategy)
+				return &client{}, nil
+			},
+			Adapt: func(c *client, need services.Need) *adapter.Conn {
+				adapted = append(adapted, need)
+				return &adapter.Conn{Client: c, Title: "Probe", Flag: "probe-addr"}
+			},
+		})
+	open := func(args ...string) (services.Conn, error) {
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		b := services.Bind(fs)
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fl := fs.Lookup("probe-addr"); fl == nil || fl.Usage != "the probe's address" {
+			t.Fatalf("--probe-addr bound as %+v", fl)
+		}
+		if err := b.Flags("probe-addr").Check(); err != nil {
+			return nil, err
+		}
+		need := services.Need{ConnectTimeout: time.Second, Phases: []workload.Phase{{Strategy: "zk-lock"}}}
+		return b.Flags("probe-addr").Open(context.Background(), need)
+	}
+	if _, err := open("--probe-addr", "bad"); !usage.Is(err) {
+		t.Errorf("--probe-addr bad: %v; want Check's usage error", err)
+	}
+	if c, err := open("--probe-addr", "h:1"); err != nil || c.Name() != "Probe" || !slices.Equal(dialled, []string{"h:1"}) || spawned != nil {
+		t.Errorf("--probe-addr h:1: %v, %v; dialled %q, spawned %q; want h:1 dialled", c, err, dialled, spawned)
+	}
+	if c, err := open(); err != nil || c == nil || !slices.Equal(spawned, []string{"zk-lock"}) || len(dialled) != 1 {
+		t.Errorf("no address: %v, %v; dialled %q, spawned for %q; want a spawn given the run's phases", c, err, dialled, spawned)
+	}
+	if len(adapted) != 2 || adapted[1].ConnectTimeout != time.Second {
+		t.Errorf("Adapt saw %+v; want each Open's Need", adapted)
 	}
 }
