@@ -51,11 +51,6 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err := opts.Validate(name); err != nil {
 		return err
 	}
-	for i, v := range values {
-		if slices.Contains(values[:i], v) {
-			return usageErrorf("invalid --param %s: %s is listed twice; each value is one phase", param.s, v)
-		}
-	}
 	p, err := f.plan(func(cfg *workload.Config) (err error) {
 		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
 		cfg.Phases, err = workload.SweepPhases(cfg, name, values)

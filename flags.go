@@ -108,7 +108,7 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 	if err := f.checkCommandLine(); err != nil {
 		return workload.Config{}, nil, err
 	}
-	if err := checkStrategies(f.strategy); err != nil {
+	if _, err := strategies.List(f.strategy); err != nil {
 		return workload.Config{}, nil, err
 	}
 	var prof *profiles.Profile
@@ -123,10 +123,9 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		prof = p
 	}
 	cfg := f.cfg
-	if f.strategy == "all" {
-		cfg.Strategies = strategies.Core()
-	} else {
-		cfg.Strategies = profiles.SplitList(f.strategy)
+	var err error
+	if cfg.Strategies, err = strategies.List(f.strategy); err != nil {
+		return cfg, nil, err // a profile's strategy key, checked where applyProfile set it
 	}
 	cfg.Faults = f.faults
 	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {
@@ -137,7 +136,6 @@ func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
 		cfg.Phases = phases
 		f.hasProfilePhases = true
 	}
-	var err error
 	if cfg.Barrier, err = f.barrierOf(); err != nil {
 		return cfg, nil, err
 	}
@@ -163,7 +161,7 @@ func (f *loadFlags) applyProfile(p *profiles.Profile) error {
 			return p.ErrorAt(v, err)
 		}
 		if v.Key == "strategy" {
-			if err := checkStrategies(v.Value); err != nil {
+			if _, err := strategies.List(v.Value); err != nil {
 				return p.ErrorAt(v, err)
 			}
 		}

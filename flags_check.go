@@ -3,16 +3,12 @@ package main
 import (
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/loadcheck"
-	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services"
 	"github.com/lockbench/lockbench/services/redis"
-	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -36,17 +32,6 @@ func (f *loadFlags) checkCommandLine() error {
 			if err := s.Check(&f.cfg); err != nil {
 				return err
 			}
-		}
-	}
-	return nil
-}
-
-// checkStrategies refuses "all" beside other names: it already means every one.
-func checkStrategies(list string) error {
-	names := profiles.SplitList(list)
-	for _, n := range names {
-		if n == "all" && len(names) > 1 {
-			return usageErrorf("invalid --strategy %q: 'all' runs the articles' Redis strategies (%s) and goes alone; to add libraries or other lock services, list every name", list, strings.Join(strategies.Core(), ","))
 		}
 	}
 	return nil
@@ -87,8 +72,8 @@ func (f *loadFlags) checkExtra(cfg *workload.Config) error {
 			return err
 		}
 	}
-	if cfg.MaxInflight != 0 && !slices.ContainsFunc(cfg.Phases, func(ph workload.Phase) bool { return ph.Rate > 0 }) && cfg.Rate == 0 {
-		return workload.BadSetting("max-inflight", strconv.Itoa(cfg.MaxInflight), "it bounds the open loop (--rate); in a closed loop --workers is what runs at once")
+	if err := cfg.CheckMaxInflight(f.command == "capacity"); err != nil { // capacity's ramp sets a rate per step
+		return err
 	}
 	if err := f.services.Check(); err != nil {
 		return err

@@ -308,6 +308,16 @@ func settingError(err error) error {
 	return err
 }
 
+// CheckMaxInflight refuses a --max-inflight given to a run without an open loop: no rate of
+// its own nor of a phase, and ramped false (capacity's ramp sets a rate per step). In a
+// closed loop --workers is what runs at once. Call it after Validate.
+func (c *Config) CheckMaxInflight(ramped bool) error {
+	if c.MaxInflight == 0 || ramped || c.Rate > 0 || slices.ContainsFunc(c.Phases, func(ph Phase) bool { return ph.Rate > 0 }) {
+		return nil
+	}
+	return BadSetting("max-inflight", strconv.Itoa(c.MaxInflight), "it bounds the open loop (--rate); in a closed loop --workers is what runs at once")
+}
+
 // holdFits refuses a hold that outlasts the phase: one longer than the warm-up, the
 // window and the drain together is cut short at the phase's end every time, and no cycle
 // is measured (--hold 1000h in a 300ms window). A hold longer than the window alone is

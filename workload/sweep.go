@@ -15,14 +15,18 @@ import (
 // SweepParams are the parameters a sweep can vary: the phase settings that say so.
 var SweepParams = sweepParams()
 
-// ParseSweep reads --param NAME=V1,V2,...
+// ParseSweep reads --param NAME=V1,V2,..., each value once (SweepPhases refuses two
+// spellings of one value).
 func ParseSweep(s string) (param string, values []string, err error) {
 	name, list, ok := strings.Cut(s, "=")
 	if !ok || !slices.Contains(SweepParams, name) {
 		return "", nil, &ConfigError{Field: "param", Value: s, Reason: "want NAME=V1,V2,... with NAME one of " + strings.Join(SweepParams, ", ")}
 	}
 	for _, v := range strings.Split(list, ",") {
-		if v = strings.TrimSpace(v); v != "" {
+		switch v = strings.TrimSpace(v); {
+		case slices.Contains(values, v):
+			return "", nil, &ConfigError{Field: "param", Value: s, Reason: v + " is listed twice; each value is one phase", bare: true}
+		case v != "":
 			values = append(values, v)
 		}
 	}

@@ -108,6 +108,9 @@ func TestSweepPhasesAndRecommendations(t *testing.T) {
 	if _, _, err := ParseSweep("color=red"); err == nil {
 		t.Error("unknown sweep parameter accepted")
 	}
+	if _, _, err := ParseSweep("ttl=1s, 2s,1s"); err == nil || err.Error() != "invalid --param ttl=1s, 2s,1s: 1s is listed twice; each value is one phase" {
+		t.Errorf("a value listed twice: %v", err)
+	}
 	if _, err := SweepPhases(&cfg, "ttl", []string{"-1s"}); err == nil {
 		t.Error("a negative ttl was accepted")
 	}
