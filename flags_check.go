@@ -8,7 +8,6 @@ import (
 	"github.com/lockbench/lockbench/internal/loadcheck"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services"
-	"github.com/lockbench/lockbench/services/redis"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -98,20 +97,12 @@ func (f *loadFlags) profileNamesStrategies() bool {
 }
 
 // checkNodeTarget refuses a multi-process run (--node I/N, N > 1) on a Redis that
-// lockbench would spawn for this process alone: its partners, on other machines or in
-// other processes, cannot reach a private server on this one's loopback, and would wait
-// out the barrier for nothing. The Redis of a live `lockbench target up` state file is
-// shared by every process of this machine, and is accepted.
+// lockbench would spawn for this process alone (redis.Flags.CheckShared).
 func (f *loadFlags) checkNodeTarget(cfg *workload.Config) error {
-	b := cfg.Barrier
-	rf := f.redisFlags()
-	if b == nil || b.Nodes < 2 || rf.External() {
+	if cfg.Barrier == nil {
 		return nil
 	}
-	if st, _, err := redis.Status(rf.State); err == nil && !st.Stale {
-		return nil // `target up`'s servers: every process of this machine reaches them
-	}
-	return usageErrorf("invalid --node %s: the %d processes of a multi-process run meet at a barrier on one Redis, and without --redis lockbench would spawn a private one on this process's loopback that the others cannot reach; give --redis HOST:PORT (or start one for this machine's processes with 'lockbench target up')", f.node, b.Nodes)
+	return f.redisFlags().CheckShared(f.node, cfg.Barrier.Nodes)
 }
 
 // checkServiceFlags refuses a lock service's flags given on the command line in a run where

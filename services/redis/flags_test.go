@@ -52,3 +52,21 @@ func TestUnansweringRedisSaysTheRealBound(t *testing.T) {
 		t.Errorf("Open of a silent port with a 1h connect timeout: %v; want it to say within 10s", err)
 	}
 }
+
+// A run of several processes (--node I/N) needs a Redis they all reach: one given, or a
+// live `target up`'s; without either each would spawn its own, so it is refused naming
+// --node and --redis.
+func TestCheckShared(t *testing.T) {
+	t.Parallel()
+	f := &redis.Flags{State: filepath.Join(t.TempDir(), "none.json")}
+	if err := f.CheckShared("1/2", 2); !usage.Is(err) || !strings.Contains(err.Error(), "invalid --node 1/2: the 2 processes") || !strings.Contains(err.Error(), "--redis") {
+		t.Errorf("two processes, no Redis given: %v; want a usage error naming --node and --redis", err)
+	}
+	if err := f.CheckShared("1/1", 1); err != nil {
+		t.Errorf("one process: %v", err)
+	}
+	f.Redis = "127.0.0.1:6379"
+	if err := f.CheckShared("1/2", 2); err != nil {
+		t.Errorf("--redis given: %v", err)
+	}
+}
