@@ -221,7 +221,9 @@ func (c *Config) Validate() error {
 			c.Phases = append(c.Phases, c.Phase(s))
 		}
 	}
-	c.Strategies = c.Strategies[:0]
+	// A new slice, not c.Strategies[:0]: copies of a Config share its array, and two
+	// validated side by side (a test's parallel runs) would write into one.
+	c.Strategies = make([]string, 0, len(c.Phases))
 	reentrant := false
 	for i := range c.Phases {
 		ph := &c.Phases[i]
