@@ -67,6 +67,9 @@ func sharedServiceFlags(t *testing.T, services ...string) []string {
 	if sharedServers.err != nil {
 		t.Fatal(sharedServers.err)
 	}
+	if sharedServers.etcd == nil || sharedServers.zk == nil {
+		t.Fatal("the shared servers are stopped")
+	}
 	var flags []string
 	for _, svc := range services {
 		switch svc {

@@ -168,7 +168,9 @@ func runBuiltinProfile(t *testing.T, prof *profiles.Profile, live ...string) {
 	warmup := "0"
 	if v, ok := prof.Lookup("workers"); ok {
 		n, _ := strconv.Atoi(v.Value)
-		if n >= 100 {
+		// Fifty redlock contenders split their votes on five masters: at load 29 none
+		// of them had a grant in a 300ms window without a warm-up.
+		if topo, _ := prof.Lookup("topology"); n >= 100 || n >= 50 && topo.Value == "redlock" {
 			warmup = "1s"
 		}
 		if at, ok := prof.Lookup("acquire-timeout"); ok && n >= 1000 {
