@@ -54,8 +54,12 @@ func sharedServiceFlags(t *testing.T, services ...string) []string {
 		defer cancel()
 		var wg sync.WaitGroup
 		var etcdErr, zkErr error
-		wg.Go(func() { sharedServers.etcd, etcdErr = spawnRetried(ctx, func() (*etcd.Conn, error) { return etcd.Spawn(ctx, 1) }) })
-		wg.Go(func() { sharedServers.zk, zkErr = spawnRetried(ctx, func() (*zookeeper.Conn, error) { return zookeeper.Spawn(ctx) }) })
+		wg.Go(func() {
+			sharedServers.etcd, etcdErr = spawnRetried(ctx, func() (*etcd.Conn, error) { return etcd.Spawn(ctx, 1) })
+		})
+		wg.Go(func() {
+			sharedServers.zk, zkErr = spawnRetried(ctx, func() (*zookeeper.Conn, error) { return zookeeper.Spawn(ctx) })
+		})
 		wg.Wait()
 		switch {
 		case etcdErr != nil:
