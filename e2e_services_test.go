@@ -90,9 +90,13 @@ func spawnsServicesLive(t *testing.T) []string {
 // The built-in profiles that run strategies on etcd, ZooKeeper or PostgreSQL run to
 // completion, shortened, as TestE2EEveryBuiltinProfileRuns runs the others, but not among
 // its subtests: go test resumes those after every top-level test, and these runs are the
-// longest of the package. Their phases under a process pause need a window longer than the
-// pause (services: 3.5 s), the others less, and a run has one window: the profile runs as
-// two, its pause phases and the rest, side by side, each with the profile's top level.
+// longest of the package. They run on the package's shared servers (sharedServiceFlags):
+// what they check is that every phase runs, not how a run spawns its servers, which
+// TestE2EServiceStrategiesRunNextToToken and TestE2ECtrlCStopsServiceServers check. Their
+// phases under a process pause need a window longer than the pause (services: 3.5 s), the
+// others less, and a run has one window: the profile runs in parts side by side, its pause
+// phases in one, the others by label (services: the hot key, many keys), each with the
+// profile's top level.
 func TestE2EServiceProfilesRun(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
@@ -107,10 +111,17 @@ func TestE2EServiceProfilesRun(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			// Subtests run from goroutines side by side, without waiting for a parallel slot.
 			var wg sync.WaitGroup
-			for _, part := range splitPausePhases(t, prof) {
+			for _, part := range splitServicePhases(t, prof) {
 				wg.Go(func() {
 					t.Run(filepath.Base(part.Name), func(t *testing.T) {
-						runBuiltinProfile(t, part, spawnsServicesLive(t)...)
+						args := sharedServiceFlags(t, profileServices(part)...)
+						if strings.HasSuffix(part.Name, "-many-keys.yaml") {
+							// Fifty workers on 1000 keys loop as fast as Redis answers:
+							// token's, fair's and redlock's phases took both cores. That
+							// each phase runs shows at a rate.
+							args = append(args, "--rate", "2000")
+						}
+						runBuiltinProfile(t, part, args...)
 					})
 				})
 			}
@@ -119,27 +130,47 @@ func TestE2EServiceProfilesRun(t *testing.T) {
 	}
 }
 
-// splitPausePhases writes prof as two profile files, its phases with a process pause and
-// the others, and loads them; a profile that has only one kind comes back whole.
-func splitPausePhases(t *testing.T, prof *profiles.Profile) []*profiles.Profile {
+// splitServicePhases writes prof as profile files of its phases with a process pause and of
+// the others' labels, one per label, and loads them; a profile of one part comes back whole.
+func splitServicePhases(t *testing.T, prof *profiles.Profile) []*profiles.Profile {
 	t.Helper()
 	paused := func(ph profiles.Phase) bool {
 		return slices.ContainsFunc(slices.Concat(prof.Faults, ph.Faults), func(f profiles.Value) bool {
 			return pauseLength.MatchString(f.Value)
 		})
 	}
-	var rest, pauses []int
+	parts := map[string][]int{}
 	for j, ph := range prof.Phases {
-		if paused(ph) {
-			pauses = append(pauses, j)
-		} else {
-			rest = append(rest, j)
+		name := "paused"
+		if !paused(ph) {
+			name = strings.NewReplacer(" ", "-", "=", "-").Replace(ph.Label)
 		}
+		parts[name] = append(parts[name], j)
 	}
-	if len(pauses) == 0 || len(rest) == 0 {
+	if len(parts) < 2 {
 		return []*profiles.Profile{prof}
 	}
-	return writeParts(t, prof, map[string][]int{"rest": rest, "paused": pauses}, nil)
+	return writeParts(t, prof, parts, nil)
+}
+
+// profileServices are the services other than Redis that prof's phases run on, as
+// sharedServiceFlags names them.
+func profileServices(prof *profiles.Profile) []string {
+	names := []string{}
+	if v, ok := prof.Lookup("strategy"); ok {
+		names = strings.Split(v.Value, ",")
+	}
+	for _, ph := range prof.Phases {
+		names = append(names, ph.Strategy)
+	}
+	var out []string
+	for prefix, svc := range map[string]string{"etcd-": "etcd", "zk-": "zookeeper", "pg-": "postgres"} {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, prefix) }) {
+			out = append(out, svc)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // splitPhases writes prof as n profile files and loads them: a profile whose phases run one
@@ -393,10 +424,11 @@ func TestE2EKillActsOnTheServicesServer(t *testing.T) {
 func TestE2ELatencyActsOnTheServicesTraffic(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	live := spawnsServicesLive(t)
+	// On the shared servers: the proxies are lockbench's, between it and any server.
+	servers := sharedServiceFlags(t, allServices...)
 	// A warm-up for the sessions: ZooKeeper's takes several delayed round trips to set up.
 	s, code, stderr := runJSON(t, append([]string{"run", "--strategy", "etcd-mutex,zk-lock,pg-advisory", "--fault", "latency:node=0,ms=100",
-		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s"}, live...)...)
+		"--workers", "4", "--keys", "4", "--duration", "1500ms", "--warmup", "2s"}, servers...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -417,9 +449,10 @@ func TestE2ELatencyActsOnTheServicesTraffic(t *testing.T) {
 func TestE2EZKPartitionRecovers(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	live := spawnsServicesLive(t)
+	// On the shared ZooKeeper: the partition is lockbench's proxy's, between it and the server.
+	servers := sharedServiceFlags(t, "zookeeper")
 	s, code, stderr := runBinaryJSON(t, append([]string{"run", "--strategy", "zk-lock", "--fault", "partition:node=0,at=500ms,d=1s",
-		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "6s", "--warmup", "1s"}, live...)...)
+		"--workers", "10", "--keys", "4", "--hold", "5ms", "--duration", "6s", "--warmup", "1s"}, servers...)...)
 	if s == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestMain runs the tests, then removes the lockbench binary the tests that need a real
-// process built (buildOnce, in targets_test.go) with its temporary directory. Returning
-// exits with m.Run's code. Without -run, the build starts at once.
+// TestMain runs the tests, then stops the etcd, ZooKeeper and PostgreSQL servers they shared
+// (sharedServiceFlags) and removes the lockbench binary the tests that need a real process
+// built (buildOnce, in targets_test.go) with its temporary directory. Returning exits with
+// m.Run's code. Without -run, the build starts at once.
 //
 // Most of the end-to-end tests wait, on holds, pauses, spawned servers and processes, more
 // than they compute: unless -parallel is given, two of them run per CPU rather than one.
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 		go buildOnce()
 	}
 	m.Run()
+	stopSharedServers()
 	if !only {
 		_, _ = buildOnce() // done building: nothing is left behind in binDir
 	}

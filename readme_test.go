@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -399,6 +400,12 @@ func TestNoCitationOutsideRepository(t *testing.T) {
 		raw, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		// Every match contains one of these: a file without them has none, and the
+		// regexp (no literal prefix to skip ahead by) takes seconds over the tree's 3 MB
+		// under the race detector.
+		if !slices.ContainsFunc([]string{"DESIGN", "ECOSYSTEM", "/shared"}, func(s string) bool { return bytes.Contains(raw, []byte(s)) }) {
+			return nil
 		}
 		for i, line := range strings.Split(string(raw), "\n") {
 			if m := outside.FindString(line); m != "" {

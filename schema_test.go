@@ -47,8 +47,12 @@ func TestE2EEveryJSONOutputValidatesSchema(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"run", []string{"run", "-s", "token,fenced", "-d", "1200ms"}},
-		{"sweep", []string{"sweep", "--param", "ttl=1s,5s", "-s", "token", "-d", "300ms"}},
+		// At a rate: what is checked is the files' shape, which a few hundred acquires fill
+		// as well as the tens of thousands four workers looping at full speed took (both
+		// cores for the run's 2.4 s, under the race detector). A closed loop's output is
+		// checked by TestE2ERunJSONMatchesSchema.
+		{"run", []string{"run", "-s", "token,fenced", "-d", "1200ms", "--rate", "200"}},
+		{"sweep", []string{"sweep", "--param", "ttl=1s,5s", "-s", "token", "-d", "300ms", "--rate", "200"}},
 		// An objective nothing meets: the search steps down from 40/s to its floor, 10/s.
 		{"capacity", []string{"capacity", "-s", "token", "--slo", "p99=1us", "--start", "40", "--step-duration", "200ms"}},
 	} {
