@@ -136,7 +136,7 @@ func TestProcessPause(t *testing.T) {
 // its misdeletes, and on its lost leases (the stalled releases found the lock gone). Its
 // overlaps are not the fault's doing — a token holder inside is overlapped only when its
 // own lease lapsed, a hold a starved machine stretched past 600ms (beside two busy loops:
-// 4 overlaps, 0 misdeletes) — so the verdict must be safe or say only overlaps.
+// 6 overlaps, 60 lost leases, 0 misdeletes) — so the verdict must be safe or say only overlaps.
 func TestReleasePause(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
