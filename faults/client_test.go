@@ -128,6 +128,15 @@ func TestProcessPause(t *testing.T) {
 // token's holds are 20ms: its stalled releases are the same, but a hold that a starved
 // machine stretches past the 600ms lease (load average 20 on 2 cores did: 2 overlaps with
 // no release involved) is 10 times less likely to be one.
+//
+// What the fault can do is remove another holder's lock: a misdelete, which the oracle
+// counts for get-del (its DEL succeeds while a later holder is inside, or that holder's own
+// release finds its lock gone while its lease still runs). token's compare-and-delete can
+// make none, however late it comes and however starved the machine: so token is judged on
+// its misdeletes, and on its lost leases (the stalled releases found the lock gone). Its
+// overlaps are not the fault's doing — a token holder inside is overlapped only when its
+// own lease lapsed, a hold a starved machine stretched past 600ms (beside two busy loops:
+// 6 overlaps, 60 lost leases, 0 misdeletes) — so the verdict must be safe or say only overlaps.
 func TestReleasePause(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
@@ -147,8 +156,16 @@ func TestReleasePause(t *testing.T) {
 	if getDel.Safety.Overlaps == 0 || !strings.HasPrefix(getDel.Verdict, "UNSAFE") {
 		t.Errorf("get-del under release-pause d > ttl: verdict %q, safety %+v; want UNSAFE: its late DEL frees the next holder's lock", getDel.Verdict, getDel.Safety)
 	}
-	if token.Safety.Overlaps != 0 || token.Verdict != "safe" || token.Safety.LostLeases == 0 {
-		t.Errorf("token under release-pause d > ttl: verdict %q, safety %+v; want safe, with lost leases: its compare-and-delete finds the lock gone", token.Verdict, token.Safety)
+	if getDel.Safety.Misdeletes == 0 {
+		t.Errorf("get-del under release-pause d > ttl: safety %+v; want misdeletes: its late DEL removes the next holder's lock", getDel.Safety)
+	}
+	if token.Safety.Misdeletes != 0 || token.Safety.LostLeases == 0 {
+		t.Errorf("token under release-pause d > ttl: safety %+v; want lost leases and no misdelete: its compare-and-delete finds the lock gone and deletes nothing", token.Safety)
+	}
+	if n := token.Safety.Overlaps; token.Verdict != "safe" && token.Verdict != report.Judge(report.Safety{Overlaps: n}, token.Acquired) {
+		t.Errorf("token under release-pause d > ttl: verdict %q; want safe, or overlaps alone (holds a starved machine stretched past the lease)", token.Verdict)
+	} else if n > 0 {
+		t.Logf("token: %d overlaps with no misdelete: holds stretched past the %s lease by a starved machine, not the fault", n, pauseTTL)
 	}
 }
 
@@ -236,24 +253,33 @@ func TestCrashBetween(t *testing.T) {
 //   - setnx-stale: SET NX still guards the lock, so it stays safe; but a skewed client judges
 //     the live lock stale and, as the seed's do-while does, retries at once without pausing,
 //     spinning SET/GET for the whole hold. Its cost per acquire is measured against the same
-//     phase without skew, whose losers back off.
+//     phase without skew, whose losers pause between attempts.
+//
+// How much a spinner sends in a hold is a matter of round trips, which a starved machine
+// stretches; what an in-sync loser sends is a matter of its pause, which it does not. With
+// the pause as long as the hold (200ms each), a busy machine's round trips of tens of
+// milliseconds brought the ratio from 13x down to 1.3x and, beside two busy loops, 0.8x.
+// So setnx-stale's in-sync losers pause 1s, twice its 500ms hold: each sends about one
+// SET/GET per hold and the lock waits for the next loser's turn, while a skewed one sends
+// a SET/GET per round trip — still several per hold at 100ms a round trip.
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
 	b := spawn(t, benchSpec{topology: "single"})
 	fault := "clock-skew:fraction=0.5,offset=5s"
-	mod := func(label string, faults ...string) func(*workload.Phase) {
+	mod := func(label string, held, pause time.Duration, faults ...string) func(*workload.Phase) {
 		return func(ph *workload.Phase) {
-			ph.Label, ph.TTL, ph.Hold, ph.Faults = label, strategies.TTLOf(3*time.Second), hold("200ms"), faults
-			// Losers pause 200ms (a hold) between attempts, the seed's loop sleeping; a skewed
-			// one skips the pause. Far above a round trip even on a busy machine (20ms), so the
-			// spin shows.
-			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: 200 * time.Millisecond}
+			ph.Label, ph.TTL, ph.Faults = label, strategies.TTLOf(3*time.Second), faults
+			ph.Hold = hold(held.String())
+			// Losers pause between attempts, the seed's loop sleeping; a skewed one skips
+			// the pause.
+			ph.Wait = strategies.Wait{Kind: strategies.WaitSpin, Interval: pause}
 		}
 	}
+	const stallHold, stallPause = 500 * time.Millisecond, time.Second
 	rs := b.run(t, config(1500*time.Millisecond,
-		phase("getset", mod("skewed", fault)),
-		phase("setnx-stale", mod("skewed", fault)),
-		phase("setnx-stale", mod("in sync")),
+		phase("getset", mod("skewed", 200*time.Millisecond, 200*time.Millisecond, fault)),
+		phase("setnx-stale", mod("skewed", stallHold, stallPause, fault)),
+		phase("setnx-stale", mod("in sync", stallHold, stallPause)),
 	))
 	getset, stale, calm := rs[0], rs[1], rs[2]
 	for _, r := range rs[:2] {
@@ -275,10 +301,7 @@ func TestClockSkew(t *testing.T) {
 		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
 	}
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
-	// pauses a hold between attempts. With 50ms holds a busy machine's round trips of
-	// several milliseconds brought the ratio from 11x down to 1.6x; a hold of 200ms leaves
-	// ten round trips of 20ms in it. Beside two busy loops it read 1.9x (31.7 against
-	// 16.6); without the spin the two phases cost the same, 1x.
+	// about one pair per hold. Without the spin the two phases cost the same, 1x.
 	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
 	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
 	if ratio < 1.5 {

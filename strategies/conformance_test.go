@@ -17,16 +17,27 @@ import (
 // strategy gets the whole table by registering; what a strategy does not claim (Info) it is
 // not held to here — the weakness tests prove those gaps instead.
 func TestConformance(t *testing.T) {
+	// The watchdog's hold lasts seconds (some 10s: see holdTTL) and is mostly waiting. Every
+	// renewing strategy's hold starts here, all at once, before any case runs; they go on
+	// beside the cases, and WatchdogRenews, the last case of each strategy, judges its own.
+	// Started inside each strategy's subtest, a hold kept one of the few parallel slots
+	// (-parallel is GOMAXPROCS: 2 on CI) waiting for 10s, strategy after strategy.
+	held := map[string]*env{}
+	for _, name := range strategies.Names() {
+		if info, _ := strategies.Lookup(name); info.AutoRenew {
+			e := newEnv(t, name)
+			e.hold = startHold(t, e, redistest.Prefix(t)+name+":wd")
+			held[name] = e
+		}
+	}
 	for _, name := range strategies.Names() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, name)
-			info, _ := strategies.Lookup(name)
-			if info.AutoRenew {
-				// The watchdog's hold lasts seconds: it runs beside the other cases, and
-				// WatchdogRenews, the last of them, judges it.
-				e.hold = startHold(t, e, redistest.Prefix(t)+"wd")
+			e := held[name]
+			if e == nil {
+				e = newEnv(t, name)
 			}
+			info, _ := strategies.Lookup(name)
 			for _, c := range conformance {
 				t.Run(c.name, func(t *testing.T) {
 					if c.applies != nil && !c.applies(info) {
