@@ -41,7 +41,6 @@ func capacityStepColumns() []capacityStepColumn {
 		{header: "TIMEOUTS", cell: func(st *CapacityStep) string { return formatPercent(st.TimeoutRate * 100) }},
 		{header: "REDIS CPU", cell: func(st *CapacityStep) string { return measuredCell(st.RedisCPUPercent, formatPercent) }},
 		{header: "LB CPU", cell: lockbenchCell},
-		{header: "LB WAIT", cell: func(st *CapacityStep) string { return measuredCell(st.SchedP99US, FormatUS) }},
 		{header: "RTT", cell: func(st *CapacityStep) string { return measuredCell(float64(st.RoundTripUS), FormatUS) }},
 		{header: "RESULT", cell: stepResult, text: true},
 	}
@@ -71,7 +70,6 @@ func capacityLegend() []string {
 		"OFFERED/S open-loop arrivals per second asked for; ACHIEVED/S acquires per second; ACHIEVED the share of offered achieved",
 		"DROPPED arrivals that found no free worker; P99 acquire latency from the intended start; TIMEOUTS share of acquires timed out",
 		"REDIS CPU Redis CPU time in % of one core; LB CPU lockbench's own cores busy / the cores it may use (GOMAXPROCS)",
-		"LB WAIT p99 of the time lockbench's goroutines waited runnable for one of its cores (its scheduler's queue)",
 		"RTT release p50, one round trip under the step's load",
 		"RESULT whether the step met the SLO, and why not; - = nothing measured",
 	}
