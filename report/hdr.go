@@ -43,11 +43,7 @@ func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 	if h == nil || h.TotalCount() == 0 {
 		return "", nil
 	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", fmt.Errorf("encode histogram: %w", err)
-	}
-	return string(b), nil
+	return string(encodeV2(h)), nil
 }
 
 // DecodeHistogram is the inverse of EncodeHistogram: "" decodes as a new empty histogram

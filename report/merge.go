@@ -446,6 +446,9 @@ func mergeResult(group []*Result) (Result, error) {
 	if err := mergeLatencies(&out, group); err != nil {
 		return out, err
 	}
+	if err := mergeHoldErrors(&out, group); err != nil {
+		return out, err
+	}
 	fairness, err := mergeFairness(group)
 	if err != nil {
 		return out, err
@@ -512,6 +515,59 @@ func mergeLatencies(out *Result, group []*Result) error {
 		*k.encoded(out) = enc
 		*k.percentiles(out) = PercentilesOf(merged)
 	}
+	return nil
+}
+
+// mergeHoldErrors merges the processes' hold errors (hold_error_us). Where every input that
+// measured holds carries their histogram, the merge is exact, as the latencies'. An input
+// without it (written before the histogram travelled) leaves only its percentiles: then
+// the count and the mean are exact (the mean weighted by the counts), and each percentile
+// is the highest of the processes' — an upper bound of the true one, never an average —
+// and a note says so.
+func mergeHoldErrors(out *Result, group []*Result) error {
+	merged := NewHistogram()
+	var bound Percentiles
+	var sum float64
+	exact, measured := true, false
+	for n, r := range group {
+		p := r.HoldErrorUS
+		if p == nil || p.Count == 0 {
+			continue
+		}
+		measured = true
+		bound.Count += p.Count
+		sum += p.Mean * float64(p.Count)
+		bound.P50, bound.P90, bound.P99 = max(bound.P50, p.P50), max(bound.P90, p.P90), max(bound.P99, p.P99)
+		bound.P999, bound.Max = max(bound.P999, p.P999), max(bound.Max, p.Max)
+		if r.Histograms.HoldError == "" {
+			exact = false
+			continue
+		}
+		h, err := DecodeHistogram(r.Histograms.HoldError)
+		if err != nil {
+			return fmt.Errorf("input %d: hold error %w", n+1, err)
+		}
+		if dropped := merged.Merge(h); dropped > 0 {
+			return fmt.Errorf("input %d: hold error histogram: %d values out of range", n+1, dropped)
+		}
+	}
+	if !measured {
+		return nil
+	}
+	if !exact {
+		bound.Mean = sum / float64(bound.Count)
+		out.HoldErrorUS = &bound
+		out.Notes = append(out.Notes, "hold error merged from the processes' percentiles (an input carries no histogram of it, written by an older lockbench?): "+
+			"each percentile is the highest of the processes', an upper bound; the count and the mean are exact")
+		return nil
+	}
+	p := PercentilesOf(merged)
+	out.HoldErrorUS = &p
+	enc, err := EncodeHistogram(merged)
+	if err != nil {
+		return fmt.Errorf("hold error histogram: %w", err)
+	}
+	out.Histograms.HoldError = enc
 	return nil
 }
 
@@ -664,7 +720,7 @@ func mergeRedis(group []*Result, acquired uint64) RedisCost {
 
 // mergeClient is the processes' own cost together: their CPU and cores summed (each
 // process is a share of the load, and --procs gives each its share of the cores), the
-// machines' busy share averaged.
+// machines' busy share averaged, the scheduling latency the worst process's.
 func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost {
 	var c ClientCost
 	var host float64
@@ -681,6 +737,9 @@ func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost
 			hosts++
 			c.HostCores = max(c.HostCores, r.Client.HostCores)
 		}
+		// Each process queues on its own scheduler: the fleet's is its worst process's.
+		c.SchedP99US = max(c.SchedP99US, r.Client.SchedP99US)
+		c.SchedMeanUS = max(c.SchedMeanUS, r.Client.SchedMeanUS)
 	}
 	if !c.Measured {
 		return c

@@ -69,11 +69,12 @@ type Capacity struct {
 	CPUPercentAtMax float64 `json:"cpu_percent_at_max"`
 	// Bound is what stopped the search, read on the first step that failed above MaxRate:
 	// redis-cpu (the server, the capacity asked for), lockbench-cpu (the load generator's
-	// cores), host-cpu (the machine both share, or its other work), workers (every worker
-	// busy: arrivals dropped), contention (acquires waiting for holders of the same keys),
+	// cores), host-cpu (the machine both share, or its other work), lockbench-scheduling
+	// (the load generator's goroutines queued for its cores: its scheduling latency p99 at
+	// least half the acquire p99), workers (every worker busy: arrivals dropped), contention (acquires waiting for holders of the same keys),
 	// latency (no resource saturated: the round trip and the waits broke the SLO), none
 	// (every step passed), or "" (no step failed to read it from: an interrupted search).
-	Bound string `json:"bound" jsonschema:"enum=redis-cpu,enum=lockbench-cpu,enum=host-cpu,enum=workers,enum=contention,enum=latency,enum=none,enum="`
+	Bound string `json:"bound" jsonschema:"enum=redis-cpu,enum=lockbench-cpu,enum=host-cpu,enum=lockbench-scheduling,enum=workers,enum=contention,enum=latency,enum=none,enum="`
 	// BoundBy says it with the figures, e.g. "Redis CPU 96% of a core" or "lockbench: 2.0
 	// of 2 cores busy — add --procs or machines".
 	BoundBy string `json:"bound_by,omitempty"`
@@ -104,9 +105,13 @@ type CapacityStep struct {
 	// HandoffRatio is the share of acquires that waited for another worker's release of
 	// their key (handoffs / acquired): contention on the keys.
 	HandoffRatio float64 `json:"handoff_ratio"`
-	Keys         int     `json:"keys"`
-	Pass         bool    `json:"pass"`
-	Reason       string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
+	// SchedP99US and SchedMeanUS are how long lockbench's goroutines waited runnable for a
+	// processor over the step's window, in µs (ClientCost's): queueing inside the client.
+	SchedP99US  float64 `json:"sched_latency_p99_us"`
+	SchedMeanUS float64 `json:"sched_latency_mean_us"`
+	Keys        int     `json:"keys"`
+	Pass        bool    `json:"pass"`
+	Reason      string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
 
 // Target says where the numbers were measured.
@@ -445,6 +450,13 @@ type ClientCost struct {
 	// HostCores; 0 with HostCores 0 when it could not be read.
 	HostCPUPercent float64 `json:"host_cpu_percent"`
 	HostCores      int     `json:"host_cores"`
+	// SchedP99US and SchedMeanUS are how long lockbench's goroutines waited runnable for a
+	// processor over the window (the Go runtime's /sched/latencies, which samples them), in
+	// µs: the client's own queueing, which its CPU percentage does not show. Every
+	// acquire waits at least once (its reply wakes it). A merge keeps the worst process's
+	// (each one has its own scheduler). 0 where not measured.
+	SchedP99US  float64 `json:"sched_latency_p99_us"`
+	SchedMeanUS float64 `json:"sched_latency_mean_us"`
 }
 
 // BusyCores is how many cores lockbench kept busy on average over the window.
@@ -510,6 +522,8 @@ type Histograms struct {
 	Release string `json:"release"`
 	Handoff string `json:"handoff"`
 	Hold    string `json:"hold"`
+	// HoldError is HoldErrorUS's histogram; omitted with it.
+	HoldError string `json:"hold_error,omitempty"`
 }
 
 // Interval is one second's histograms for the .hlog file, encoded as in Histograms (values

@@ -70,6 +70,7 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
 		LockbenchCPUPercent: r.Client.CPUPercent, LockbenchCores: r.Client.Cores,
 		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
+		SchedP99US: r.Client.SchedP99US, SchedMeanUS: r.Client.SchedMeanUS,
 	}
 	if r.Acquired > 0 {
 		step.HandoffRatio = min(float64(r.LatencyUS.Handoff.Count)/float64(r.Acquired), 1)
@@ -289,13 +290,17 @@ const (
 	hostSaturated      = 90.0 // % of the machine's cores
 	contended          = 0.5  // share of acquires that waited for a holder of their key
 	droppedShare       = 0.02 // share of the offered arrivals no worker was free for
+	// schedShare: lockbench's goroutines waited runnable for a processor this long at p99,
+	// against the step's acquire p99, and the wait was lockbench's own queueing.
+	schedShare = 0.5
 )
 
 // bound names what stopped c's search, read on the lowest failing step above MaxRate: the
 // resource that was saturated there, in the order that decides whose capacity MaxRate is —
-// the server's CPU first (the answer asked for), then lockbench's own cores and the
-// machine's (then MaxRate is the client's limit, client is true), then the workers, the
-// keys' contention, and the latency when nothing was saturated.
+// the server's CPU first (the answer asked for), then lockbench's own cores, the
+// machine's, lockbench's scheduler (its goroutines queued for a core for a large share of
+// the acquire p99) and the workers (then MaxRate is the client's limit, client is true),
+// then the keys' contention, and the latency when nothing was saturated.
 func bound(c report.Capacity, step time.Duration) (kind, by string, client bool) {
 	if len(c.Steps) == 0 {
 		return "", "", false
@@ -328,6 +333,9 @@ func bound(c report.Capacity, step time.Duration) (kind, by string, client bool)
 		}
 		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s (%s, %s) — run lockbench on another machine than Redis",
 			hostBusy, f.HostCores, at, lb, redis), true
+	case f.P99US > 0 && f.SchedP99US >= schedShare*float64(f.P99US):
+		return "lockbench-scheduling", fmt.Sprintf("lockbench's scheduler: its goroutines waited %s (p99) for one of its %d cores to run on, %.0f%% of acquire p99 %s%s (%s, %s) — give it more cores (GOMAXPROCS), --procs or machines",
+			report.FormatUS(f.SchedP99US), f.LockbenchCores, 100*f.SchedP99US/float64(f.P99US), report.FormatUS(float64(f.P99US)), at, lb, redis), true
 	case f.Offered > 0 && float64(f.Dropped) >= droppedShare*f.Offered*step.Seconds():
 		return "workers", fmt.Sprintf("workers: %d arrivals found every worker busy%s (%s, %s) — add --workers", f.Dropped, at, lb, redis), true
 	case f.HandoffRatio >= contended:

@@ -42,6 +42,19 @@ func TestCapacityBound(t *testing.T) {
 		{"machine busy with other work", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
 			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 20, 10
 		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 1.5 of them other work (lockbench 0.4/2, Redis CPU 10%) — measure on a quiet machine"},
+		// GOMAXPROCS=1: its one core 0.4 busy, but its goroutines queued for it most of
+		// the acquire p99: lockbench's limit, though no CPU figure shows it.
+		{"lockbench's scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.LockbenchCPUPercent, s.LockbenchCores, s.P99US, s.SchedP99US = 40, 1, 9000, 6200
+		})}, "lockbench-scheduling", true, "lockbench's scheduler: its goroutines waited 6.2ms (p99) for one of its 1 cores to run on, 69% of acquire p99 9ms at 2k/s"},
+		// The scheduler comes after the machine: a machine busy with other work delays
+		// lockbench's threads, and its goroutines queue behind them.
+		{"machine before scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent, s.P99US, s.SchedP99US = 98, 20, 10, 9000, 8000
+		})}, "host-cpu", true, "other work"},
+		// A scheduler wait that is a small share of the p99 is not what broke it.
+		{"scheduler small", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.P99US, s.SchedP99US = 9000, 300 })},
+			"latency", false, "nothing saturated"},
 		{"workers", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.Dropped = 500 })},
 			"workers", true, "500 arrivals found every worker busy"},
 		{"contention", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.HandoffRatio = 0.9; s.Keys = 1 })},
@@ -79,9 +92,10 @@ func TestJudgeCarriesBothSides(t *testing.T) {
 		Client: report.ClientCost{Measured: true, CPUPercent: 75, Cores: 2, HostCPUPercent: 80, HostCores: 2}}
 	r.LatencyUS.Release.P50 = 120
 	r.LatencyUS.Handoff.Count = 1500
+	r.Client.SchedP99US, r.Client.SchedMeanUS = 900, 70
 	st := SLO{P99: time.Second, TimeoutRate: 0.001}.judge("ramp", r)
 	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 ||
-		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 {
+		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 || st.SchedP99US != 900 || st.SchedMeanUS != 70 {
 		t.Errorf("step %+v", st)
 	}
 }
@@ -103,6 +117,9 @@ func TestResultCarriesClientCost(t *testing.T) {
 	cc := results[0].Client
 	if !cc.Measured || cc.CPUUS == 0 || cc.Cores != runtime.GOMAXPROCS(0) || cc.CPUPercent <= 0 || cc.CPUUSPerAcquire <= 0 {
 		t.Errorf("client cost %+v: want lockbench's CPU over the window, GOMAXPROCS %d cores", cc, runtime.GOMAXPROCS(0))
+	}
+	if cc.SchedP99US <= 0 || cc.SchedMeanUS <= 0 {
+		t.Errorf("client cost %+v: want the goroutines' scheduling latency over the window", cc)
 	}
 	if cc.HostCores == 0 || cc.HostCPUPercent <= 0 || cc.HostCPUPercent > 100 {
 		t.Errorf("client cost %+v: want the machine's CPU in %% of its cores", cc)

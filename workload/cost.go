@@ -33,12 +33,14 @@ type clientReading struct {
 	cpu             time.Duration
 	hostBusy, hostT uint64
 	ok, hostOK      bool
+	sched           schedReading // the goroutines' waits for a processor so far
 }
 
 func readClient() clientReading {
 	r := clientReading{at: time.Now()}
 	r.cpu, r.ok = processCPU()
 	r.hostBusy, r.hostT, r.hostOK = hostCPU()
+	r.sched = readSched()
 	return r
 }
 
@@ -50,6 +52,7 @@ func startClientCost() func() report.ClientCost {
 	return func() report.ClientCost {
 		to := readClient()
 		c := report.ClientCost{Cores: runtime.GOMAXPROCS(0)}
+		c.SchedP99US, c.SchedMeanUS, _ = schedWait(from.sched, to.sched)
 		if !from.ok || !to.ok {
 			return c
 		}

@@ -739,6 +739,7 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	r.Histograms.Release, _ = report.EncodeHistogram(h[mRelease])
 	r.Histograms.Handoff, _ = report.EncodeHistogram(h[mHandoff])
 	r.Histograms.Hold, _ = report.EncodeHistogram(h[mHold])
+	r.Histograms.HoldError = p.holdErr.encoded()
 	p.attachEvents(&r)
 	return r
 }

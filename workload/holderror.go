@@ -37,6 +37,23 @@ func (e *holdErrors) add(late time.Duration) {
 
 // percentiles are the errors' percentiles, in µs; nil without a measured hold.
 func (e *holdErrors) percentiles() *report.Percentiles {
+	h := e.histogram()
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	p := report.PercentilesOf(h)
+	return &p
+}
+
+// encoded is the errors' histogram in the result's encoding (Histograms.HoldError), for
+// report merge to merge exactly; "" without a measured hold.
+func (e *holdErrors) encoded() string {
+	s, _ := report.EncodeHistogram(e.histogram())
+	return s
+}
+
+// histogram is every error so far in one histogram, in µs.
+func (e *holdErrors) histogram() *hdrhistogram.Histogram {
 	h := report.NewHistogram()
 	for us := range e.us {
 		if n := e.us[us].Load(); n > 0 {
@@ -48,9 +65,5 @@ func (e *holdErrors) percentiles() *report.Percentiles {
 		h.Merge(e.over)
 	}
 	e.mu.Unlock()
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	p := report.PercentilesOf(h)
-	return &p
+	return h
 }

@@ -128,15 +128,22 @@ func TakeSecrets(set func(name, value string) error) error {
 }
 
 // ChildEnv is the environment of one of procs children: env, and unless the user set
-// GOMAXPROCS, each child's share of this machine's cores (at least one). The children stand
-// for processes on machines of their own; N Go schedulers each sized for every core of one
-// shared machine spin against each other and against Redis, and the fleet's handoffs
-// measured that contention rather than the lock's (a release's round trip doubled with four
-// children of GOMAXPROCS 2 on two cores).
+// GOMAXPROCS, each child's share of this machine's cores, but at least two (one on a machine
+// of one core). The children stand for processes on machines of their own; N Go schedulers
+// each sized for every core of one shared machine contend with each other and with Redis.
+// But a Go process with one P stalls whole whenever its one running thread does — the
+// kernel runs something else, a system call holds the P until sysmon hands it off (up to
+// 10 ms), a goroutine's burst of CPU runs until it is preempted (10 ms) — and every worker
+// waits: two children of GOMAXPROCS=1 on two cores had their goroutines wait 0.8-42 ms
+// (p99) for their P, an open loop at 1,000/s read acquire p99 68-123 ms against 6-31 ms
+// with two Ps each, and `capacity --procs 2` answered 227/s. (Four children of one P each
+// were chosen when every holder spun its hold: the fleet hot key ran at 700-730/s with two
+// Ps each against 785-839 with one. With the one hold timer, at load 27-31: 751 and 508/s
+// with two, 495 and 375/s with one.)
 func ChildEnv(env []string, procs int) []string {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return env
 	}
-	share := max(1, runtime.NumCPU()/procs)
+	share := max(min(2, runtime.NumCPU()), runtime.NumCPU()/procs)
 	return append(slices.Clip(env), "GOMAXPROCS="+strconv.Itoa(share))
 }

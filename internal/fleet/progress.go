@@ -13,6 +13,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
 )
 
@@ -147,11 +148,9 @@ func ProgressWriter(w io.Writer) func(workload.Progress) {
 		s := &line.Second
 		s.Duration, s.Acquired, s.Timeouts, s.Errors, s.Overlaps, s.Renewals = pr.Second.Duration,
 			pr.Second.Acquired, pr.Second.Timeouts, pr.Second.Errors, pr.Second.Overlaps, pr.Second.Renewals
-		if h := pr.Second.Latency; h != nil && h.TotalCount() > 0 {
-			if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-				s.Latency = string(b)
-			}
-		}
+		// report's encoder: the library's makes a zlib writer of 830 KB per call, once a
+		// second in every child, whose one core (GOMAXPROCS) its workers wait behind.
+		s.Latency, _ = report.EncodeHistogram(pr.Second.Latency)
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(line) // a parent that went away ends this process anyway
