@@ -15,10 +15,11 @@
 # Usage: scripts/drivers_vs_loops.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only NAMES]
 #   --bin       a lockbench binary (default: built from this checkout into a temp dir)
 #   --rounds    rounds per library (default 3)
-#   --duration  seconds per run (default 3)
+#   --duration  seconds per run (default 2)
 #   --only      comma-separated subset of: redlock,redlock-extend,mutex,semaphore,redis-py
-# With the defaults it takes about 2.5 minutes (5 libraries x 3 rounds x 2 runs of 3 s, plus
-# each process's start). It needs node with drivers/node/node_modules (npm ci) and
+# With the defaults it takes 2 to 3 minutes (5 libraries x 3 rounds x 2 runs of 2 s, plus
+# each process's start and lockbench's end of phase, 3 to 5 s a run on a busy machine);
+# --rounds 5 --duration 3 is steadier when there is time. It needs node with drivers/node/node_modules (npm ci) and
 # /usr/bin/python3 with redis (python3-redis), as scripts/test.sh installs them.
 #
 # The table goes to stdout, progress to stderr. Every process it starts is stopped by pid on
@@ -26,7 +27,7 @@
 set -Eeuo pipefail
 
 rounds=3
-duration=3
+duration=2
 bin=""
 only="redlock,redlock-extend,mutex,semaphore,redis-py"
 while [ $# -gt 0 ]; do
@@ -41,6 +42,11 @@ while [ $# -gt 0 ]; do
 done
 case $rounds in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
 case $duration in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --duration $duration; valid: whole seconds >= 1" >&2; exit 2 ;; esac
+
+IFS=, read -r -a libs <<<"$only"
+for lib in "${libs[@]}"; do
+  case $lib in redlock|redlock-extend|mutex|semaphore|redis-py) ;; *) echo "drivers_vs_loops.sh: unknown library $lib in --only; valid: redlock,redlock-extend,mutex,semaphore,redis-py" >&2; exit 2 ;; esac
+done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -117,11 +123,6 @@ loop() {
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-IFS=, read -r -a libs <<<"$only"
-for lib in "${libs[@]}"; do
-  case $lib in redlock|redlock-extend|mutex|semaphore|redis-py) ;; *) die "unknown library $lib in --only; valid: redlock,redlock-extend,mutex,semaphore,redis-py" ;; esac
-done
-
 start=$(date +%s)
 for lib in "${libs[@]}"; do
   for r in $(seq 1 "$rounds"); do
@@ -157,5 +158,5 @@ for lib in libs:
         cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s]" % (r, d, l, ratio, note,
                      open("%s/%s.%d.load0" % (tmp, lib, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, lib, r)).read().strip()))
     m = statistics.median(ratios)
-    print("| %s | %s | %.2f | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no"))
+    print("| %s | %s | %.3f | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no"))
 EOF
