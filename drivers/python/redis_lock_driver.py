@@ -114,12 +114,6 @@ def main():
         req = json.loads(line)
         if req["type"] == "ping":
             send({"type": "pong", "id": req["id"]})
-        elif req["type"] in ("release", "abandon"):
-            # Neither waits for a lock: one round trip to Redis at most. Answered on this
-            # thread, as a loop releases in the thread that holds: a hand-off to a pool
-            # thread would wait for the GIL behind the acquirers' threads and keep the key
-            # held that much longer, which on a hot key is the rate.
-            handle(locks, req)
         else:
             pool.submit(handle, locks, req)
     os._exit(0)  # stdin closed: lockbench is done with us
