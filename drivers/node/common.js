@@ -23,6 +23,30 @@ function redisEnv() {
 
 const probe = process.env.LOCKBENCH_DRIVER_PROBE === '1';
 
+// lag is an opt-in diagnostic of how late the event loop runs: with LOCKBENCH_NODE_LAG_FILE
+// set (and not a probe), the process appends one JSON line there when it exits: its event
+// loop's delay (perf_hooks, 10 ms resolution) and how late its timers that asked for it
+// (lag.timer(ms late), e.g. redlock-extend's extensions) fired, p50/p99/max in ms.
+const lag = (() => {
+  const file = process.env.LOCKBENCH_NODE_LAG_FILE;
+  if (!file || probe) return { timer() {} };
+  const { monitorEventLoopDelay } = require('perf_hooks');
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const late = [];
+  process.on('exit', () => {
+    loop.disable();
+    late.sort((a, b) => a - b);
+    const q = (p) => (late.length ? late[Math.min(late.length - 1, Math.floor(p * late.length))] : 0);
+    require('fs').appendFileSync(file, JSON.stringify({
+      argv: process.argv.slice(2).join(' '),
+      loop_delay_ms: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
+      timers: { count: late.length, p50: q(0.5), p99: q(0.99), max: late.length ? late[late.length - 1] : 0 },
+    }) + '\n');
+  });
+  return { timer(ms) { late.push(ms); } };
+})();
+
 function send(msg) {
   process.stdout.write(JSON.stringify(msg) + '\n');
 }
@@ -68,4 +92,4 @@ async function handle(lock, req) {
   return { type: 'error', message: 'unknown request ' + req.type };
 }
 
-module.exports = { version, redisEnv, serve, probe };
+module.exports = { version, redisEnv, serve, probe, lag };

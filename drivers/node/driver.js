@@ -4,12 +4,12 @@
 //   redlock          redlock 4.2.0 on one node-redis 3 client, its defaults (10 retries
 //                    200ms +-100ms apart); the lease is never extended
 //   redlock-extend   the same, extending the lock by its ttl while held, as the README's
-//                    "Locking and Extending" does in a long critical section: each extension
-//                    halfway through what is left of the last one's validity
+//                    "Locking and Extending" does in a long critical section: an extension
+//                    a third of the ttl after the last one was sent, one at a time
 //   mutex            redis-semaphore 5.8.0 Mutex on ioredis 6, its defaults (retry every
 //                    10ms, its own refresh every 0.8 x ttl, onLockLost reported as lost)
 //   semaphore        redis-semaphore Semaphore of LOCKBENCH_PERMITS permits, likewise
-const { version, redisEnv, serve } = require('./common');
+const { version, redisEnv, serve, lag } = require('./common');
 
 const variant = process.argv[2];
 let n = 0;
@@ -36,12 +36,20 @@ function redlockLock(extend) {
         const h = { lock, timer: null };
         held.set(lease, h);
         if (extend) {
-          // Extend halfway through what is left of the lock's validity, one extension at a
-          // time: the next is scheduled when the last one has answered, from the expiration
-          // it gave. A timer of a fixed ttl/2 from the grant would start late by however long
-          // the grant took to reach the event loop, and a slow extension would overlap the next.
+          // Extend a third of the ttl after the last grant or extension was sent, one
+          // extension at a time, as Redisson's watchdog renews (and lockbench's --watchdog
+          // auto): each extension is sent while two thirds of the last one's validity are
+          // left, the margin a late timer has before the lock expires. The start of the last
+          // one is read from the expiration redlock gave it (start + ttl - drift), so a grant
+          // that took long to reach the event loop starts the count from when it was sent.
+          // The next is scheduled when the last one has answered: one that answers later
+          // than its interval is followed at once.
+          const every = Math.max(1, Math.floor(req.ttl_ms / 3));
+          const drift = Math.round(redlock.driftFactor * req.ttl_ms) + 2;
           const next = () => {
+            const due = h.lock.expiration - req.ttl_ms + drift + every;
             h.timer = setTimeout(() => {
+              lag.timer(Date.now() - due);
               h.lock.extend(req.ttl_ms).then(
                 (l) => {
                   if (!held.has(lease)) return; // released or abandoned meanwhile
@@ -50,7 +58,7 @@ function redlockLock(extend) {
                   next();
                 },
                 () => { if (held.has(lease)) events.lost(lease); });
-            }, Math.max(1, Math.floor((h.lock.expiration - Date.now()) / 2)));
+            }, Math.max(0, due - Date.now()));
           };
           next();
         }
@@ -135,7 +143,7 @@ const variants = {
     make: redlockLock(false),
   },
   'redlock-extend': {
-    hello: { name: 'npm redlock + extend', version: version('redlock') + ' on ' + version('redis'), summary: 'npm redlock on one Redis, extended by its ttl every ttl/2 while held (README)' },
+    hello: { name: 'npm redlock + extend', version: version('redlock') + ' on ' + version('redis'), summary: 'npm redlock on one Redis, extended by its ttl every ttl/3 while held (README)' },
     make: redlockLock(true),
   },
   mutex: {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,14 +79,15 @@ func TestProtocolRoundTrip(t *testing.T) {
 	}
 	l4.Release(ctxFor(t, 5*time.Second))
 
-	// With --watchdog the driver renews a 60ms lease while it is held far longer.
-	o.TTL, o.Watchdog = strategies.TTLOf(60*time.Millisecond), strategies.Watchdog{Interval: 20 * time.Millisecond}
+	// With --watchdog the driver renews a 300ms lease while it is held far longer (10
+	// renewals 100ms apart; a margin of 200ms for a renewal on a starved machine).
+	o.TTL, o.Watchdog = strategies.TTLOf(300*time.Millisecond), strategies.Watchdog{Interval: 100 * time.Millisecond}
 	dog := build(t, bin+" null", o)
 	l5, err := dog.Acquire(ctxFor(t, 5*time.Second), "k3", "w1")
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for dog.Stats().Renewals < 10 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -330,4 +332,33 @@ func TestRunDialingReachesTheDriver(t *testing.T) {
 		t.Errorf("the run's dial function saw none of the driver's connections")
 	}
 	s.Close()
+}
+
+// Many calls at once each get their reply, and none waits for one that was already read:
+// 32 goroutines cycle on keys of their own, so that whoever reads the driver's replies
+// changes hands all the time (a call reads its own reply when nobody else reads). A reply
+// lost between two readers stalls its call until its context ends; the test fails then.
+func TestManyCallsEachGetTheirReply(t *testing.T) {
+	s := build(t, testdriver(t)+" null", target(t))
+	ctx := ctxFor(t, 20*time.Second)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := "w" + strconv.Itoa(w)
+			for i := range 400 {
+				l, err := s.Acquire(ctx, owner+"-"+strconv.Itoa(i%2), owner)
+				if err != nil {
+					t.Errorf("%s: acquire %d: %v", owner, i, err)
+					return
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Errorf("%s: release %d: %v", owner, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -48,8 +47,8 @@ type process struct {
 	name  string
 	cmd   *exec.Cmd
 	in    *os.File // the write end of the driver's stdin
-	out   *bufio.Reader
-	tail  *tail // the end of its stderr, for the error that ends it
+	out   *lines   // the read end of its stdout; read by the reader of the moment (see wait)
+	tail  *tail    // the end of its stderr, for the error that ends it
 	hello hello
 	grace time.Duration // Grace when it started
 
@@ -67,6 +66,14 @@ type process struct {
 
 	// events receives the driver's lost and extended events; set before the reader starts.
 	events func(reply)
+
+	// rd is the reader's role, held by whoever reads out (buffered 1: full when nobody
+	// reads). See wait.
+	rd chan struct{}
+	// idle wakes the background reader after a spell with the role free (see idleRead);
+	// idleReading is set while it reads.
+	idle        *time.Timer
+	idleReading atomic.Bool
 
 	fmu      sync.Mutex
 	frozen   int       // process-pauses under way (see freeze)
@@ -96,27 +103,32 @@ func start(name string, argv, env []string) (*process, error) {
 		return nil, fail("cannot be started: " + err.Error())
 	}
 	defer stdinR.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = stdinR
-	out, err := cmd.StdoutPipe()
+	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinW.Close()
 		return nil, fail("cannot be started: " + err.Error())
 	}
+	defer stdoutW.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
 	p := &process{
-		name: name, cmd: cmd, in: stdinW, out: bufio.NewReaderSize(out, maxLine), tail: &tail{}, grace: Grace,
+		name: name, cmd: cmd, in: stdinW, out: newLines(stdoutR), tail: &tail{}, grace: Grace,
 		pending: make(map[uint64]*call), broken: make(chan struct{}), exited: make(chan struct{}),
+		rd: make(chan struct{}, 1),
 	}
 	cmd.Stderr = p.tail
 	cmd.WaitDelay = time.Second // a grandchild holding stderr open must not hold Wait
 	if err := proc.Start(cmd); err != nil {
 		stdinW.Close()
+		stdoutR.Close()
 		return nil, fail("cannot be started: " + err.Error())
 	}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
+		stdoutR.Close() // as exec's StdoutPipe: a grandchild holding it must not keep a reader
 	}()
 	helloTimeout := helloTimeout
 	helloc := make(chan error, 1)
@@ -142,20 +154,22 @@ func start(name string, argv, env []string) (*process, error) {
 	return p, nil
 }
 
-// run starts the reader and the hang check; events get the driver's events.
+// run starts the background reader and the hang check; events get the driver's events.
 func (p *process) run(events func(reply)) {
 	p.events = events
-	go p.read()
+	p.idle = time.NewTimer(idleAfter)
+	p.rd <- struct{}{}
+	go p.idleRead()
 	go p.watch()
 }
 
 // readLine reads one line of the driver's stdout; EOF or an error is the driver's end.
 func (p *process) readLine() ([]byte, error) {
-	line, err := p.out.ReadSlice('\n')
+	line, err := p.out.next()
 	switch {
 	case err == nil:
 		return line, nil
-	case errors.Is(err, bufio.ErrBufferFull):
+	case errors.Is(err, errLongLine):
 		return nil, &Error{Driver: p.name, What: fmt.Sprintf("wrote a line longer than %d bytes: %s", maxLine, quote(line))}
 	}
 	return nil, p.death()
@@ -179,41 +193,143 @@ func exitStatus(s *os.ProcessState) string {
 	return s.String()
 }
 
-// read hands each reply to its call and each event to events, until the driver's stdout
-// ends or a line breaks the protocol.
-func (p *process) read() {
+// The reader. One goroutine at a time reads the driver's stdout and hands each reply to the
+// call of its id: whoever holds rd. A call waiting for its reply takes the role when it is
+// free and reads until its own reply comes (leader/follower): with few calls in flight, a
+// reply then wakes the goroutine that waits for it straight from the poller, with no
+// hand-off from a reading goroutine to the waiting one (a goroutine switch, and often the
+// wake-up of an idle P and its thread: most of the protocol's cost on a busy machine, once
+// the pipes are paid). When it has its reply it gives the role back, to another waiting
+// call if there is one. While nobody waits for a reply (holds without requests, between
+// phases), the driver's events (lost, extended) and its end still need a reader: the
+// background reader, idleRead, takes the role once it has been free for idleAfter, and a
+// call that wants it back interrupts its read (a read deadline in the past).
+
+// idleAfter is how long the role must be free before the background reader takes it: the
+// longest an event waits to be read while no request is in flight.
+const idleAfter = time.Millisecond
+
+// maxLead bounds one read of a call that leads, so that it notices its context's end and a
+// broken driver (fail also interrupts the read).
+const maxLead = 50 * time.Millisecond
+
+// idleRead is the background reader: it reads while the role has been free for idleAfter,
+// until a call interrupts it, and ends when the driver breaks.
+func (p *process) idleRead() {
 	for {
-		line, err := p.readLine()
+		select {
+		case <-p.broken:
+			return
+		case <-p.idle.C:
+		}
+		select {
+		case <-p.rd:
+		default:
+			continue // a call reads: it re-arms the timer when it gives the role back
+		}
+		_ = p.out.f.SetReadDeadline(time.Time{})
+		p.idleReading.Store(true) // after the deadline's reset: a call's interruption is not undone
+		for {
+			line, err := p.out.next()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break // a call wants the role
+			}
+			if err == nil {
+				_, err = p.dispatch(line, nil)
+			} else if !errors.Is(err, errLongLine) {
+				err = p.death()
+			} else {
+				err = &Error{Driver: p.name, What: fmt.Sprintf("wrote a line longer than %d bytes: %s", maxLine, quote(line))}
+			}
+			if err != nil {
+				p.fail(err)
+				break
+			}
+		}
+		p.idleReading.Store(false)
+		p.release()
+	}
+}
+
+// release gives the reader's role back, and has the background reader take it if nobody
+// else does within idleAfter.
+func (p *process) release() {
+	p.idle.Reset(idleAfter)
+	p.rd <- struct{}{}
+}
+
+// lead reads as the reader until c's reply comes, done is closed or the driver breaks;
+// the caller holds rd and gives it back.
+func (p *process) lead(c *call, done <-chan struct{}) (reply, bool, error) {
+	for {
+		select {
+		case r := <-c.ch:
+			// The reader before handed it over as the role came free: wait's select took
+			// the role rather than the reply.
+			return r, true, nil
+		case <-done:
+			return reply{}, false, nil
+		case <-p.broken:
+			return reply{}, false, p.failure()
+		default:
+		}
+		_ = p.out.f.SetReadDeadline(time.Now().Add(maxLead))
+		line, err := p.out.next()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue
+		case errors.Is(err, errLongLine):
+			err = &Error{Driver: p.name, What: fmt.Sprintf("wrote a line longer than %d bytes: %s", maxLine, quote(line))}
+		case err != nil:
+			err = p.death()
+		}
+		if err == nil {
+			var mine bool
+			var r reply
+			if r, err = p.dispatch(line, c); err == nil && r.Type != "" {
+				mine = true
+			}
+			if mine {
+				return r, true, nil
+			}
+		}
 		if err != nil {
 			p.fail(err)
-			return
+			return reply{}, false, p.failure()
 		}
-		r, err := parseReply(line)
-		if err != nil {
-			p.fail(&Error{Driver: p.name, What: err.Error()})
-			return
+	}
+}
+
+// dispatch hands one line to its call or to events. A reply to mine is returned instead
+// (Type "" otherwise). A line that breaks the protocol is an error.
+func (p *process) dispatch(line []byte, mine *call) (reply, error) {
+	r, err := parseReply(line)
+	if err != nil {
+		return reply{}, &Error{Driver: p.name, What: err.Error()}
+	}
+	if r.ID == 0 {
+		p.events(r)
+		return reply{}, nil
+	}
+	p.mu.Lock()
+	c, ok := p.pending[r.ID]
+	delete(p.pending, r.ID)
+	gone := ok && c.gone
+	p.mu.Unlock()
+	switch {
+	case !ok:
+		return reply{}, &Error{Driver: p.name, What: fmt.Sprintf("replied to id %d, which no request is waiting for: %s", r.ID, quote(line))}
+	case gone:
+		// Nobody waits for it any more: a late grant is given back at once.
+		if r.Type == msgGranted {
+			go p.send(request{Type: msgRelease, Lease: r.Lease}, 0)
 		}
-		if r.ID == 0 {
-			p.events(r)
-			continue
-		}
-		p.mu.Lock()
-		c, ok := p.pending[r.ID]
-		delete(p.pending, r.ID)
-		p.mu.Unlock()
-		if !ok {
-			p.fail(&Error{Driver: p.name, What: fmt.Sprintf("replied to id %d, which no request is waiting for: %s", r.ID, quote(line))})
-			return
-		}
-		if c.gone {
-			// Nobody waits for it any more: a late grant is given back at once.
-			if r.Type == msgGranted {
-				go p.send(request{Type: msgRelease, Lease: r.Lease}, 0)
-			}
-			continue
-		}
+	case c == mine:
+		return r, nil
+	default:
 		c.ch <- r
 	}
+	return reply{}, nil
 }
 
 // watch fails the driver when a request stays unanswered past its due time, time spent
@@ -294,14 +410,25 @@ func (p *process) write(req request) error {
 }
 
 // wait waits for c's reply until done is closed; ok false when done came first, in which
-// case the call is marked gone and a late grant will be given back.
+// case the call is marked gone and a late grant will be given back. It reads the reply
+// itself when the reader's role is free or the background reader gives it back (see
+// idleRead); otherwise the reader of the moment hands the reply over.
 func (p *process) wait(c *call, done <-chan struct{}) (reply, bool, error) {
+	if p.idleReading.Load() {
+		_ = p.out.f.SetReadDeadline(time.Unix(1, 0)) // the background reader gives the role back
+	}
 	select {
 	case r := <-c.ch:
 		return r, true, nil
 	case <-p.broken:
 		return reply{}, false, p.failure()
 	case <-done:
+	case <-p.rd:
+		r, ok, err := p.lead(c, done)
+		p.release()
+		if ok || err != nil {
+			return r, ok, err
+		}
 	}
 	p.mu.Lock()
 	c.gone = true
@@ -335,6 +462,7 @@ func (p *process) fail(err error) {
 	p.err = err
 	close(p.broken)
 	p.mu.Unlock()
+	_ = p.out.f.SetReadDeadline(time.Unix(1, 0)) // wake whoever reads
 	p.kill()
 }
 
@@ -412,3 +540,41 @@ func (t *tail) last() string {
 }
 
 var _ io.Writer = (*tail)(nil)
+
+// errLongLine is a line longer than maxLine.
+var errLongLine = errors.New("line too long")
+
+// lines reads lines of a driver's stdout. Unlike a bufio.Reader it keeps a partial line
+// across a read that ends by its deadline, which interrupts a reader (see idleRead). One
+// goroutine at a time (the holder of process.rd).
+type lines struct {
+	f    *os.File
+	buf  []byte
+	r, w int
+}
+
+func newLines(f *os.File) *lines { return &lines{f: f, buf: make([]byte, maxLine)} }
+
+// next returns the next line, newline included, valid until the next call; with
+// errLongLine, the start of the line.
+func (l *lines) next() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(l.buf[l.r:l.w], '\n'); i >= 0 {
+			line := l.buf[l.r : l.r+i+1]
+			l.r += i + 1
+			return line, nil
+		}
+		if l.r > 0 {
+			l.w = copy(l.buf, l.buf[l.r:l.w])
+			l.r = 0
+		}
+		if l.w == len(l.buf) {
+			return l.buf, errLongLine
+		}
+		n, err := l.f.Read(l.buf[l.w:])
+		l.w += n
+		if err != nil && n == 0 {
+			return nil, err
+		}
+	}
+}

@@ -2,8 +2,10 @@ package driver
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // appendRequest writes what json.Marshal writes, escapes included.
@@ -71,6 +73,44 @@ func TestDecodeReplyAgreesWithJSON(t *testing.T) {
 	for _, line := range []string{`{"type":"granted","id":12,"lease":"abc","fence":3}`, `{"type":"released","id":13}`} {
 		if _, ok := decodeReply([]byte(line)); !ok {
 			t.Errorf("decodeReply(%s) left a common reply to encoding/json", line)
+		}
+	}
+}
+
+// A reply handed over just as the reader's role comes free is not lost: wait, finding both
+// ready, may take the role, and must then return the reply already in its channel rather
+// than read the pipe for it (where nothing more comes). Each round has even odds of taking
+// the role; without the check, a round blocks and the test fails by its deadline.
+func TestWaitTakesAHandedOverReply(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	p := &process{name: "test", out: newLines(r), rd: make(chan struct{}, 1), broken: make(chan struct{}),
+		pending: map[uint64]*call{}, idle: time.NewTimer(time.Hour), events: func(reply) {}}
+	for round := range 20 {
+		p.rd <- struct{}{}
+		c := &call{ch: make(chan reply, 1)}
+		c.ch <- reply{Type: msgPong, ID: 1}
+		got := make(chan reply, 1)
+		go func() {
+			r, _, _ := p.wait(c, nil)
+			got <- r
+		}()
+		select {
+		case r := <-got:
+			if r.Type != msgPong {
+				t.Fatalf("round %d: got %+v, want the pong", round, r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: wait took the reader's role and never returned the reply in its channel", round)
+		}
+		select {
+		case <-p.rd: // the role is back
+		default:
+			t.Fatalf("round %d: wait kept the reader's role", round)
 		}
 	}
 }

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# scripts/drivers_vs_loops.sh — each reference driver (drivers/) against the same library
+# driven directly in its own language (drivers/*/loop.*), on the hot key: 100 workers, one
+# key, hold 1 ms (issue 33: "each reference driver at >= 0.8 x its direct loop").
+#
+# A fair comparison on a shared machine, whose speed moves minute to minute:
+#   - one dedicated redis-server (loopback, free port, --save '' --appendonly no) for every run;
+#   - the same duration, workers, hold, ttl (10s) and acquire timeout (5s) on both sides; no
+#     warm-up on either (lockbench --warmup 0; the loops measure from their start);
+#   - driver and loop runs alternate, the order flipping each round (driver first in odd
+#     rounds, loop first in even ones), so that a drift of the machine hits both alike;
+#   - each round gives one ratio (driver acquires/s / loop acquires/s); the table prints each
+#     round's pair and the median ratio, with the load average before and after.
+#
+# Usage: scripts/drivers_vs_loops.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only NAMES]
+#   --bin       a lockbench binary (default: built from this checkout into a temp dir)
+#   --rounds    rounds per library (default 3)
+#   --duration  seconds per run (default 2)
+#   --only      comma-separated subset of: redlock,redlock-extend,mutex,semaphore,redis-py
+# With the defaults it takes 2 to 3 minutes (5 libraries x 3 rounds x 2 runs of 2 s, plus
+# each process's start and lockbench's end of phase, 3 to 5 s a run on a busy machine);
+# --rounds 5 --duration 3 is steadier when there is time. It needs node with drivers/node/node_modules (npm ci) and
+# /usr/bin/python3 with redis (python3-redis), as scripts/test.sh installs them.
+#
+# The table goes to stdout, progress to stderr. Every process it starts is stopped by pid on
+# exit; every run is bounded by `timeout`. Exit 2 when something it needs is missing.
+set -Eeuo pipefail
+
+rounds=3
+duration=2
+bin=""
+only="redlock,redlock-extend,mutex,semaphore,redis-py"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "drivers_vs_loops.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only" >&2; exit 2 ;;
+  esac
+done
+case $rounds in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
+case $duration in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --duration $duration; valid: whole seconds >= 1" >&2; exit 2 ;; esac
+
+IFS=, read -r -a libs <<<"$only"
+for lib in "${libs[@]}"; do
+  case $lib in redlock|redlock-extend|mutex|semaphore|redis-py) ;; *) echo "drivers_vs_loops.sh: unknown library $lib in --only; valid: redlock,redlock-extend,mutex,semaphore,redis-py" >&2; exit 2 ;; esac
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+log() { echo "drivers_vs_loops: $*" >&2; }
+die() { log "$*"; exit 2; }
+command -v redis-server >/dev/null || die "redis-server not found (apt-get install -y redis-server)"
+command -v node >/dev/null || die "node not found"
+[ -d drivers/node/node_modules/redlock ] || die "drivers/node/node_modules missing: (cd drivers/node && npm ci)"
+/usr/bin/python3 -c 'import redis' 2>/dev/null || die "/usr/bin/python3 cannot import redis (apt-get install -y python3-redis)"
+
+tmp=$(mktemp -d /tmp/drivers-vs-loops.XXXXXX)
+redis_pid=""
+run_pid=""
+cleanup() {
+  if [ -n "$run_pid" ]; then kill -TERM "$run_pid" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; fi
+  if [ -n "$redis_pid" ]; then kill -TERM "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "$bin" ]; then
+  log "building lockbench"
+  go build -o "$tmp/lockbench" . || die "go build failed"
+  bin=$tmp/lockbench
+fi
+
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+  --logfile "$tmp/redis.log" >/dev/null 2>&1 &
+redis_pid=$!
+for _ in $(seq 1 50); do
+  [ "$(redis-cli -p "$port" PING 2>/dev/null)" = "PONG" ] && break
+  kill -0 "$redis_pid" 2>/dev/null || die "redis-server did not start; see $tmp/redis.log"
+  sleep 0.1
+done
+addr=127.0.0.1:$port
+
+# bounded RUN OUT CMD...: run CMD with its stdout to OUT, under timeout.
+bounded() {
+  local out=$1 rc=0
+  shift
+  timeout -k 5 $((duration + 60)) "$@" >"$out" 2>"$out.err" &
+  run_pid=$!
+  wait "$run_pid" || rc=$?
+  run_pid=""
+  return "$rc"
+}
+
+# driver LIB OUT: the reference driver of LIB through lockbench; acquires/s to OUT.
+driver() {
+  local strategy
+  case $1 in
+    redis-py) strategy="driver:/usr/bin/python3 drivers/python/redis_lock_driver.py" ;;
+    *) strategy="driver:node drivers/node/driver.js $1" ;;
+  esac
+  bounded "$2.json" "$bin" run --redis "$addr" --strategy "$strategy" -w 100 --keys 1 --hold 1ms \
+    --ttl 10s --acquire-timeout 5s -d "${duration}s" --warmup 0 --format json --quiet ||
+    { log "$1: lockbench failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; return; }
+  /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["acquire_rate_per_s"], r["latency_us"]["acquire"]["p50"], r["verdict"])' "$2.json" >"$2"
+}
+
+# loop LIB OUT: the same library in its own language's loop; acquires/s to OUT.
+loop() {
+  local cmd
+  case $1 in
+    redis-py) cmd=(/usr/bin/python3 drivers/python/loop.py 100 "$duration" 1 10000) ;;
+    *) cmd=(node drivers/node/loop.js "$1" 100 "$duration" 1 10000) ;;
+  esac
+  bounded "$2.json" env LOCKBENCH_REDIS_ADDR="$addr" "${cmd[@]}" ||
+    { log "$1: loop failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; return; }
+  /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["acquires_per_s"], r["acquire_p50_us"], "-")' "$2.json" >"$2"
+}
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+start=$(date +%s)
+for lib in "${libs[@]}"; do
+  for r in $(seq 1 "$rounds"); do
+    load >"$tmp/$lib.$r.load0"
+    if [ $((r % 2)) -eq 1 ]; then
+      driver "$lib" "$tmp/$lib.$r.driver"; loop "$lib" "$tmp/$lib.$r.loop"
+    else
+      loop "$lib" "$tmp/$lib.$r.loop"; driver "$lib" "$tmp/$lib.$r.driver"
+    fi
+    load >"$tmp/$lib.$r.load1"
+    log "$lib round $r: driver $(cut -d' ' -f1 "$tmp/$lib.$r.driver")/s, loop $(cut -d' ' -f1 "$tmp/$lib.$r.loop")/s (load $(cat "$tmp/$lib.$r.load0") -> $(cat "$tmp/$lib.$r.load1"))"
+  done
+done
+
+/usr/bin/python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${libs[@]}" <<'EOF'
+import statistics, sys
+tmp, rounds, duration, took, libs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+def read(p):
+    f = open(p).read().split()
+    return float(f[0]), f[1], f[2]
+print("hot key: 100 workers, 1 key, hold 1ms, ttl 10s, %ss per run, %d rounds alternating driver and loop (%ss in all)" % (duration, rounds, took))
+print()
+print("| library | round: driver / loop acquires/s (ratio) [load before-after] | median ratio | >= 0.8 |")
+print("|---|---|---|---|")
+for lib in libs:
+    cells, ratios = [], []
+    for r in range(1, rounds + 1):
+        d, dp50, verdict = read("%s/%s.%d.driver" % (tmp, lib, r))
+        l, lp50, _ = read("%s/%s.%d.loop" % (tmp, lib, r))
+        ratio = d / l if l else float("nan")
+        ratios.append(ratio)
+        note = "" if verdict in ("safe", "-") else " " + verdict
+        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s]" % (r, d, l, ratio, note,
+                     open("%s/%s.%d.load0" % (tmp, lib, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, lib, r)).read().strip()))
+    m = statistics.median(ratios)
+    print("| %s | %s | %.3f | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no"))
+EOF
