@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -16,6 +17,9 @@ import (
 // it slept until its own lease lapsed: nothing woke it, since they wait for its release. The
 // ttl here outlasts the nested acquire's patience, so a nested acquire that waits for the
 // lease to lapse fails the test instead of letting a waiter in beside the holder.
+// reentryTTL is the lease of TestReentryNeverWaitsBehindOthers's locks.
+const reentryTTL = 10 * time.Second
+
 func TestReentryNeverWaitsBehindOthers(t *testing.T) {
 	var names []string
 	for _, info := range strategies.Catalog() {
@@ -39,9 +43,14 @@ func TestReentryNeverWaitsBehindOthers(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/procs=%d", wait, procs), func(t *testing.T) {
 						// Each "process" is a strategy of its own: its own notifier, local
 						// queue and turn channel.
+						// The ttl outlasts the holder's part by far, and it bounds the cost of
+						// a wake-up Redisson's own wait may miss: a write unlock wakes the
+						// waiters asleep on the latch then (Semaphore.release(getQueueLength())),
+						// and one between its failed try and its sleep sleeps the remaining
+						// lease (rw-lock under --wait native: 60 s a time with a 60 s ttl).
 						ss := make([]strategies.Strategy, procs)
 						for i := range ss {
-							ss[i] = e.strategy(t, func(o *strategies.Options) { o.Wait, o.TTL = w, strategies.TTLOf(2*patience) })
+							ss[i] = e.strategy(t, func(o *strategies.Options) { o.Wait, o.TTL = w, strategies.TTLOf(reentryTTL) })
 						}
 						checkReentryFirst(t, ss, fmt.Sprintf("reentry-%s-%d", wait, procs))
 					})
