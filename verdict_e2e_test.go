@@ -55,7 +55,7 @@ func TestE2EExitInconclusiveWithoutChannelRights(t *testing.T) {
 		t.Errorf("errors_by_kind %+v, wait %q: want the denied SUBSCRIBEs counted, and the row's wait", r.ErrorsByKind, r.Wait)
 	}
 	if e := r.FirstError(report.ErrorDenied); e == nil || e.Right != "&lockbench:*" {
-		t.Errorf("first errors %+v: want a denied one naming &lockbench:*", r.FirstErrors)
+		t.Errorf("FirstErrors %+v: want a denied one naming &lockbench:*", r.FirstErrors)
 	}
 	if strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("stderr is not one line: %q", stderr)

@@ -103,6 +103,6 @@ func TestErrorCounts(t *testing.T) {
 		t.Errorf("errors %d by kind %+v; want 3: 2 denied, the probe's timeout", r.Errors, r.ErrorsByKind)
 	}
 	if len(r.FirstErrors) != 3 || r.FirstErrors[0].Kind != report.ErrorTimeout || r.FirstErrors[1].Right != "+@scripting" || r.FirstErrors[2].Op != report.OpProbe {
-		t.Errorf("first errors %+v", r.FirstErrors)
+		t.Errorf("FirstErrors %+v", r.FirstErrors)
 	}
 }

@@ -175,7 +175,7 @@ func TestBrokenDriverEndsPhase(t *testing.T) {
 				t.Errorf("the phase ran %.1fs of its %s window and acquired %d: want it ended when the driver broke", r.DurationS, window, r.Acquired)
 			}
 			if len(r.FirstErrors) == 0 || r.FirstErrors[0].Message != err.Error() {
-				t.Errorf("first errors %+v: want the driver's line %q", r.FirstErrors, err)
+				t.Errorf("FirstErrors %+v: want the driver's line %q", r.FirstErrors, err)
 			}
 			if !slices.ContainsFunc(r.Notes, func(n string) bool {
 				return strings.HasPrefix(n, "phase ended after") && strings.Contains(n, err.Error())
