@@ -116,20 +116,11 @@ func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) 
 // setNXArg is setNX with the ttl already formatted (resolved.ttlArg): the builder's
 // PxMilliseconds formats it with strconv on every call, one allocation per acquire.
 func setNXArg(ctx context.Context, c rueidis.Client, key, val, ttlArg string) (bool, error) {
-	err := c.Do(ctx, setNXCmd(c, key, val, ttlArg)).Error()
+	err := c.Do(ctx, c.B().Arbitrary("SET").Keys(key).Args(val, "NX", "PX", ttlArg).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// setNXCmd builds setNXArg's command in a frame of its own: the builder's values would
-// otherwise lie under the command's wait, on every worker's stack (360 bytes of setNXArg's
-// frame, where a large fleet's workers have no byte to spare: workload's parkFrame).
-//
-//go:noinline
-func setNXCmd(c rueidis.Client, key, val, ttlArg string) rueidis.Completed {
-	return c.B().Arbitrary("SET").Keys(key).Args(val, "NX", "PX", ttlArg).Build()
 }
 
 // compareDelete deletes key if it still holds tok. ErrNotOwner when the lock was no longer

@@ -184,7 +184,6 @@ type phase struct {
 	prefix  string                  // every key of the phase starts with it
 	state   []keyState              // per key: its name, built once, and the oracle's view of it
 	rec     *recorder
-	gate    *cmdGate   // bounds the commands the workers queue in the client; nil for a small fleet
 	holdErr holdErrors // how late the measured holds ended
 	origin  time.Time  // monotonic origin of keyState timestamps
 	seed    uint64
@@ -241,11 +240,6 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 	so, err := strategyOptions(ph, b, hooks)
 	if err != nil {
 		return nil, err
-	}
-	if so.Client != nil {
-		if p.gate = newCmdGate(so.Client, ph.Concurrency()); p.gate != nil {
-			so.Client = p.gate.wrap(so.Client)
-		}
 	}
 	strat, err := strategies.New(ph.Strategy, so)
 	if err != nil {
@@ -308,9 +302,6 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	// An acquire sleeping between two attempts when work ends stops waiting then
 	// (strategies.WithWaitEnd): nothing is cut, and the drain does not wait out its sleep.
 	work = strategies.WithWaitEnd(work, work.Done())
-	if p.gate != nil {
-		p.gate.end = work.Done() // an acquire that has sent nothing yet stops waiting for the gate
-	}
 	kill, killWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer killWork()
 	var workers sync.WaitGroup
@@ -371,8 +362,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	// The phase ends without cutting an acquire in half: the workers stop taking new
 	// cycles and cut their holds short, the acquires in flight finish (or time out), those
-	// sleeping between two attempts stop waiting (strategies.WithWaitEnd), those waiting at
-	// the command gate to send their first command stop there (cmdgate.go), and their locks
+	// sleeping between two attempts stop waiting (strategies.WithWaitEnd), and their locks
 	// are released. Only workers still busy after drainGrace are cancelled.
 	drain := func() {
 		p.rec.on.Store(false)

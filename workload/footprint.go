@@ -9,14 +9,10 @@ import (
 )
 
 // What a phase costs this process in memory, measured (token, 10,000 keys, linux/amd64, a
-// 1s window): a worker starts on 4 KiB of stack (parkFrame) and about 1.7 KiB of heap (its
-// goroutine, state and acquire context: 391 MiB of stacks and 167 MiB of heap for 100,000
-// parked workers). Its cycles then grow most stacks to 8 KiB (a call deep in the Redis
-// client: 800 MiB of stacks for 100,000 workers after a few seconds of cycles), and the heap
-// takes 1.5-5 KiB more a worker with what is in flight and the garbage that the collector,
-// which counts the stacks in its goal, lets grow beside them. Peak RSS for 100,000 workers
-// measured 1.0-1.4 GiB (2026-11-28, a shared machine at load 15-35; 1.36 GB quiet on
-// 2026-11-27): 13 KiB a worker covers it. A key's oracle state and name take about 120
+// 1s window): a worker 8 KiB of stack, grown there as it starts (parkFrame; some grow to
+// 16 KiB in their cycles), and about 1.5 KiB of heap (its goroutine, state and acquire
+// context), plus what it has in flight — peak RSS 1.26 GiB for 100,000 workers, 12.0 GiB
+// for 1,000,000: 13 KiB each covers both. A key's oracle state and name take about 120
 // bytes, the process itself about 64 MiB.
 const (
 	BytesPerWorker = 13 << 10
@@ -57,7 +53,7 @@ func CheckMemory(phases []Phase, avail uint64) error {
 }
 
 // What starting a phase's workers costs in time (startWorkers: a goroutine each, its stack
-// grown to 4 KiB, its state), before the warm-up: StartCPUPerWorker of CPU a worker, spread
+// grown to 8 KiB, its state), before the warm-up: StartCPUPerWorker of CPU a worker, spread
 // over the GOMAXPROCS CPUs the start-up runs on. Measured on this project's 2-core VM with
 // BenchmarkStartWorkers in a fresh process (go test -run '^$' -bench StartWorkers
 // -benchtime 100000x, and 300000x, ./workload): 40 to 56 µs of CPU a worker, user and sys

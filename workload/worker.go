@@ -29,7 +29,6 @@ type worker struct {
 	cyc   cycleState
 	ctx   context.Context // the worker's: the phase's work, as the faults see it
 	lives int             // how many of its holders died (holder-crash): each made a new owner
-	sent  acquireSent     // whether its acquire has passed the command gate (cmdgate.go)
 
 	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
 	// section flags; made once with room for the set, refilled by choose. One key's live in
@@ -50,14 +49,10 @@ type worker struct {
 // processID distinguishes this process's owners from another lockbench's on the same keys.
 var processID = fmt.Sprintf("lb%06x", rand.Uint32()&0xffffff)
 
-// newWorker makes worker id, which runs under ctx (w.ctx); its acquires end with kill (or
-// time out), not with ctx. Behind a command gate, ctx carries the worker's acquireSent.
+// newWorker makes worker id, which runs under ctx; its acquires end with kill (or time out),
+// not with ctx.
 func (p *phase) newWorker(ctx, kill context.Context, id int) *worker {
 	w := &worker{id: id, owner: processID + ":" + strconv.Itoa(id)}
-	if p.gate != nil {
-		ctx = context.WithValue(ctx, gateKey{}, &w.sent)
-	}
-	w.ctx = ctx
 	if p.actxs != nil {
 		w.actx = unwatchedAcquireCtx(ctx, kill) // startWorkers ends them all
 		p.actxs[id] = w.actx
@@ -116,7 +111,7 @@ func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.Wait
 	p.actxs = make([]*acquireCtx, n)
 	p.stopEnds = endAll(kill, p.actxs)
 	release = sync.OnceFunc(func() { close(gate) })
-	st := &starter{work: work, kill: kill, gate: gate, workers: workers}
+	st := &starter{work: work, kill: kill, gate: gate}
 	began := time.Now()
 	spawned := make(chan struct{})
 	go func() {
@@ -126,9 +121,7 @@ func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.Wait
 				break
 			}
 			st.parked.Add(1)
-			workers.Add(1)
-			go p.runWorker(st, id) // no closure (WaitGroup.Go's): its frames would lie under every wait
-
+			workers.Go(func() { p.runWorker(st, id) })
 		}
 		st.parked.Wait()
 	}()
@@ -155,8 +148,7 @@ func (p *phase) startWorkers(ctx, work, kill context.Context, workers *sync.Wait
 type starter struct {
 	work, kill context.Context
 	gate       <-chan struct{}
-	workers    *sync.WaitGroup // done as each worker ends
-	started    atomic.Int64    // made and parked
+	started    atomic.Int64 // made and parked
 	parked     sync.WaitGroup
 }
 
@@ -168,15 +160,9 @@ func (p *phase) runWorker(st *starter, id int) {
 	if p.ph.Rate > 0 {
 		p.openWorker(w.ctx, w)
 	} else {
-		// The closed loop, here rather than in a function of its own: its frame would lie
-		// under every wait of the cycle (see parkFrame).
-		for w.ctx.Err() == nil {
-			p.choose(w)
-			p.cycle(w.ctx, w, time.Now())
-		}
+		p.closedWorker(w.ctx, w)
 	}
 	w.actx.close()
-	st.workers.Done()
 }
 
 // startWorker makes worker id and parks it at the gate.
@@ -185,6 +171,7 @@ func (p *phase) runWorker(st *starter, id int) {
 func (p *phase) startWorker(st *starter, id int) *worker {
 	wctx := p.workerContext(st.work, id)
 	w := p.newWorker(wctx, st.kill, id)
+	w.ctx = wctx
 	st.started.Add(1)
 	st.parked.Done()
 	parkGrown(st.gate)
@@ -212,6 +199,13 @@ func parkGrown(gate <-chan struct{}) {
 
 //go:noinline
 func touch(b []byte) { b[len(b)-1] = 1 }
+
+func (p *phase) closedWorker(ctx context.Context, w *worker) {
+	for ctx.Err() == nil {
+		p.choose(w)
+		p.cycle(ctx, w, time.Now())
+	}
+}
 
 // openWorker takes arrivals off the schedule while it lasts: claim the next one, wait until
 // it is due, run its cycle.
@@ -301,7 +295,6 @@ func (p *phase) measured(t time.Time) bool {
 func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 	c := &w.cyc
 	c.intended, c.began = intended, time.Now()
-	w.sent.sent.Store(false)
 	lease, err := p.acquire(w.actx.start(c.began, p.cfg.AcquireTimeout), w)
 	w.actx.stop()
 	c.got = time.Now()
@@ -623,7 +616,6 @@ func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecon
 func (p *phase) reenter(ctx context.Context, w *worker, m bool) []strategies.Lease {
 	nested := make([]strategies.Lease, 0, p.cfg.Reentry)
 	for range p.cfg.Reentry {
-		w.sent.sent.Store(false)
 		l, err := p.acquire(w.actx.start(time.Now(), p.cfg.AcquireTimeout), w)
 		w.actx.stop()
 		if err != nil {
