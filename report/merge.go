@@ -686,13 +686,18 @@ func starvedNote(p *ProcessFairness, group []*Result) string {
 // per-acquire costs divide it by the acquisitions of all processes together.
 func mergeRedis(group []*Result, acquired uint64) RedisCost {
 	var c RedisCost
-	var commands, cpuUS, netIn, netOut, cpuPercent float64
-	var measured int
+	var commands, cpuUS, netIn, netOut, cpuPercent, data, scripts float64
+	var measured, split int
 	for _, r := range group {
 		if !r.Redis.Measured {
 			continue
 		}
 		measured++
+		if r.Redis.CommandsSplit {
+			split++
+			data += float64(r.Redis.DataCommands)
+			scripts += float64(r.Redis.ScriptCalls)
+		}
 		commands += float64(r.Redis.Commands)
 		cpuUS += float64(r.Redis.CPUUS)
 		netIn += float64(r.Redis.NetInBytes)
@@ -709,9 +714,16 @@ func mergeRedis(group []*Result, acquired uint64) RedisCost {
 		NetInBytes: roundU(netIn / m), NetOutBytes: roundU(netOut / m),
 		CPUPercent: cpuPercent / m,
 	}
+	if split == measured { // every process's split, or none
+		c.CommandsSplit, c.DataCommands, c.ScriptCalls = true, roundU(data/m), roundU(scripts/m)
+	}
 	if acquired > 0 {
 		n := float64(acquired)
 		c.CommandsPerAcquire = float64(c.Commands) / n
+		if c.CommandsSplit {
+			c.DataCommandsPerAcquire = float64(c.DataCommands) / n
+			c.ScriptCallsPerAcquire = float64(c.ScriptCalls) / n
+		}
 		c.CPUUSPerAcquire = float64(c.CPUUS) / n
 		c.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
 	}

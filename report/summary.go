@@ -432,6 +432,22 @@ type RedisCost struct {
 	NetInBytes         uint64  `json:"net_in_bytes"`
 	NetOutBytes        uint64  `json:"net_out_bytes"`
 	CPUPercent         float64 `json:"cpu_percent"` // of one core, over the phase
+	// CommandsSplit is true when Commands is also split by kind, from Redis's INFO
+	// commandstats; the four fields below are absent for other services and for a Redis that
+	// refused COMMAND INFO. Redis counts a script's call and the commands it runs alike in
+	// Commands: a lock whose acquire is a script around SET costs one command more per
+	// attempt than one that sends the SET bare, with the same data commands.
+	CommandsSplit bool `json:"commands_split,omitempty"`
+	// DataCommandsPerAcquire are the commands on keys per acquire (SET, GET, DEL, HSET,
+	// PEXPIRE, ...: what COMMAND INFO gives keys), counted also when a script ran them.
+	// Commands on no key (PUBLISH, PING, CLIENT, SCRIPT LOAD) are neither data commands nor
+	// script calls.
+	DataCommandsPerAcquire float64 `json:"data_commands_per_acquire,omitempty"`
+	// ScriptCallsPerAcquire are the script and function calls per acquire: EVAL, EVALSHA,
+	// EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO.
+	ScriptCallsPerAcquire float64 `json:"script_calls_per_acquire,omitempty"`
+	DataCommands          uint64  `json:"data_commands,omitempty"` // over the window, as DataCommandsPerAcquire
+	ScriptCalls           uint64  `json:"script_calls,omitempty"`  // over the window, as ScriptCallsPerAcquire
 }
 
 // ClientCost is lockbench's own CPU over the measured window (user + system, from

@@ -127,6 +127,12 @@ type Cost struct {
 	// Requests are the requests the servers ran, as they count them: for Redis,
 	// total_commands_processed, which counts the commands a script runs too.
 	Requests uint64
+	// Split is whether DataRequests and ScriptCalls were measured (Redis: INFO
+	// commandstats). DataRequests are the commands on keys among Requests, counted also
+	// when a script ran them; ScriptCalls the script and function calls (EVAL, EVALSHA,
+	// FCALL and their _RO forms).
+	Split                     bool
+	DataRequests, ScriptCalls uint64
 	// CPUUS is the servers' CPU time (system + user), in µs.
 	CPUUS uint64
 	// NetInBytes and NetOutBytes are the bytes the servers received and sent.

@@ -17,11 +17,18 @@ func fillCost(r *report.Result, c Cost) {
 		Commands: c.Requests, CPUUS: c.CPUUS, NetInBytes: c.NetInBytes, NetOutBytes: c.NetOutBytes,
 		Measured: c.Servers > 0,
 	}
+	if c.Split && c.Servers > 0 {
+		r.Redis.CommandsSplit, r.Redis.DataCommands, r.Redis.ScriptCalls = true, c.DataRequests, c.ScriptCalls
+	}
 	if c.Elapsed > 0 {
 		r.Redis.CPUPercent = float64(c.CPUUS) / float64(c.Elapsed.Microseconds()) * 100
 	}
 	if n := float64(r.Acquired); n > 0 {
 		r.Redis.CommandsPerAcquire = float64(c.Requests) / n
+		if r.Redis.CommandsSplit {
+			r.Redis.DataCommandsPerAcquire = float64(c.DataRequests) / n
+			r.Redis.ScriptCallsPerAcquire = float64(c.ScriptCalls) / n
+		}
 		r.Redis.CPUUSPerAcquire = float64(c.CPUUS) / n
 		r.Redis.BytesPerAcquire = float64(c.NetInBytes+c.NetOutBytes) / n
 	}

@@ -126,15 +126,28 @@ func (s redisScope) StartCost(ctx context.Context) (func(context.Context) (workl
 			return workload.Cost{}, errServersChanged
 		}
 		var b, a []ServerStats
+		var master rueidis.Client
 		for i := range min(len(before), len(after)) {
 			if before[i].Role == "master" {
 				b, a = append(b, before[i]), append(a, after[i])
+				master = s.nodes[i].Client
 			}
 		}
 		c := CostBetween(b, a)
-		// The run registry's heartbeats (runs.go) are lockbench's, not the lock's.
-		c.Commands -= min(c.Commands, s.runs.commands()-beats)
-		return workload.Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}, nil
+		// The run registry's heartbeats (runs.go) are lockbench's, not the lock's: HSET,
+		// PEXPIRE and HDEL, data commands.
+		own := min(c.Commands, s.runs.commands()-beats)
+		c.Commands -= own
+		cost := workload.Cost{Servers: len(b), Requests: c.Commands, CPUUS: c.CPUUS, NetInBytes: c.NetIn, NetOutBytes: c.NetOut, Elapsed: c.Elapsed}
+		if c.Calls != nil && master != nil {
+			// Without the split (a server that refuses COMMAND INFO to this user) the
+			// rest of the cost stands.
+			if sp, err := SplitCalls(ctx, master, c.Calls); err == nil {
+				cost.Split = true
+				cost.DataRequests, cost.ScriptCalls = sp.Data-min(sp.Data, own), sp.Scripts
+			}
+		}
+		return cost, nil
 	}, nil
 }
 

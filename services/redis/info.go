@@ -25,13 +25,16 @@ type ServerStats struct {
 	CPUUS    uint64 // used_cpu_sys + used_cpu_user, in µs
 	NetIn    uint64 // total_net_input_bytes
 	NetOut   uint64 // total_net_output_bytes
-	At       time.Time
+	// Calls are INFO commandstats' calls per command, by its lowercase name ("set",
+	// "client|setinfo"): a script's commands count there too, beside the script's call.
+	Calls map[string]uint64
+	At    time.Time
 
 	replyBytes int // size of this INFO reply on the wire, counted by the next snapshot
 }
 
 // infoArgs is the INFO command lockbench sends; its size on the wire is infoRequestBytes.
-var infoArgs = []string{"INFO", "server", "replication", "stats", "cpu"}
+var infoArgs = []string{"INFO", "server", "replication", "stats", "cpu", "commandstats"}
 
 var infoRequestBytes = func() int {
 	n := len("*"+strconv.Itoa(len(infoArgs))) + 2
@@ -53,6 +56,13 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 	var sys, user float64
 	var seen int
 	for k, v := range infoLines(txt) {
+		if name, ok := strings.CutPrefix(k, "cmdstat_"); ok {
+			if s.Calls == nil {
+				s.Calls = map[string]uint64{}
+			}
+			s.Calls[name] = statCalls(v)
+			continue
+		}
 		switch k {
 		case "redis_version", "total_commands_processed", "total_net_input_bytes",
 			"total_net_output_bytes", "used_cpu_sys", "used_cpu_user":
@@ -84,6 +94,18 @@ func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats,
 	return s, nil
 }
 
+// statCalls is the calls= field of an INFO commandstats value
+// ("calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0").
+func statCalls(v string) uint64 {
+	for f := range strings.SplitSeq(v, ",") {
+		if n, ok := strings.CutPrefix(f, "calls="); ok {
+			c, _ := strconv.ParseUint(n, 10, 64)
+			return c
+		}
+	}
+	return 0
+}
+
 // respBulkBytes is the wire size of a bulk reply with n payload bytes (RESP3 sends INFO as
 // a verbatim string "=len\r\ntxt:...\r\n"; RESP2 as "$len\r\n...\r\n", 4 bytes less).
 func respBulkBytes(n int) int {
@@ -98,6 +120,8 @@ type Cost struct {
 	NetIn    uint64
 	NetOut   uint64
 	Elapsed  time.Duration
+	// Calls are the calls per command name (INFO commandstats), nil when a server gave none.
+	Calls map[string]uint64
 }
 
 // CostBetween subtracts snapshot a from b, server by server (same order). Between two
@@ -107,6 +131,23 @@ func CostBetween(a, b []ServerStats) Cost {
 	var c Cost
 	for i := range min(len(a), len(b)) {
 		c.Commands += sub(b[i].Commands, a[i].Commands+1)
+		if i == 0 && a[i].Calls != nil {
+			c.Calls = map[string]uint64{}
+		}
+		if b[i].Calls == nil || a[i].Calls == nil {
+			c.Calls = nil // a server without commandstats: no split of the whole
+		}
+		if c.Calls != nil {
+			for name, n := range b[i].Calls {
+				own := a[i].Calls[name]
+				if name == "info" {
+					own++ // a's INFO
+				}
+				if d := sub(n, own); d > 0 {
+					c.Calls[name] += d
+				}
+			}
+		}
 		c.CPUUS += sub(b[i].CPUUS, a[i].CPUUS)
 		c.NetIn += sub(b[i].NetIn, a[i].NetIn+uint64(infoRequestBytes))
 		c.NetOut += sub(b[i].NetOut, a[i].NetOut+uint64(a[i].replyBytes))
