@@ -20,6 +20,8 @@ addr = os.environ.get("LOCKBENCH_REDIS_ADDR", "127.0.0.1:6379")
 host, _, port = addr.rpartition(":")
 r = redis.Redis(host=host, port=int(port), password=os.environ.get("LOCKBENCH_REDIS_PASSWORD") or None,
                 max_connections=workers + 8)
+if os.environ.get("LOCKBENCH_PY_SWITCH_INTERVAL"):  # as the driver's (docs/drivers.md)
+    sys.setswitchinterval(float(os.environ["LOCKBENCH_PY_SWITCH_INTERVAL"]))
 key = "lockbench-loop:%d" % os.getpid()
 end = time.monotonic() + seconds
 lat = []
@@ -46,14 +48,17 @@ def work():
                 lat.append(d)
 
 
+cpu0 = os.times()
 threads = [threading.Thread(target=work) for _ in range(workers)]
 for t in threads:
     t.start()
 for t in threads:
     t.join()
+cpu1 = os.times()
+cpu = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) * 1e6
 lat.sort()
 print(json.dumps({
     "library": "redis-py %s" % redis.__version__, "workers": workers, "seconds": seconds, "hold_ms": hold_ms,
     "acquires_per_s": round(len(lat) / seconds), "acquire_p50_us": round(lat[len(lat) // 2] * 1e6) if lat else 0,
-    "timeouts": timeouts[0],
+    "timeouts": timeouts[0], "cpu_us_per_acquire": round(cpu / len(lat)) if lat else 0,
 }))
