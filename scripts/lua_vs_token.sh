@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# scripts/lua_vs_token.sh — `lua:examples/token` against the built-in `token` it copies, on
+# the hot key and on spread (issue 33: "matches the built-in token within 10 % on the hot
+# key and on spread (same flags), with the same commands per acquire").
+#
+# A steady comparison on a shared machine, whose speed moves minute to minute:
+#   - one dedicated redis-server (loopback, free port, --save '' --appendonly no) for every run;
+#   - one strategy per lockbench process, the same flags for both (the hot key:
+#     -w 100 --keys 1 --hold 1ms; spread: -w 1000 --keys 100000), --warmup 500ms;
+#   - token and lua runs alternate, the order flipping each round (token first in odd
+#     rounds, lua first in even ones), so that a drift of the machine hits both alike;
+#   - each round gives one ratio (lua acquires/s / token acquires/s); the table prints each
+#     round's pair with the load average before and after, the median ratio, and the median
+#     Redis cost per acquire of each: commands (Redis's count), data commands (on keys,
+#     counted also inside a script), script calls, Redis's and lockbench's CPU.
+#
+# Usage: scripts/lua_vs_token.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only hot|spread]
+#   --bin       a lockbench binary (default: built from this checkout into a temp dir)
+#   --rounds    rounds per workload (default 5)
+#   --duration  seconds per run (default 3)
+#   --only      one workload: hot or spread (default both)
+# With the defaults it takes about 2 minutes (2 workloads x 5 rounds x 2 runs of 3 s plus
+# the warm-up and each process's start and end, 5 to 7 s a run).
+#
+# The table goes to stdout, progress to stderr. Every process it starts is stopped by pid on
+# exit; every run is bounded by `timeout`. Exit 2 when something it needs is missing.
+set -Eeuo pipefail
+
+rounds=5
+duration=3
+bin=""
+only="hot,spread"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "lua_vs_token.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only" >&2; exit 2 ;;
+  esac
+done
+case $rounds in ''|*[!0-9]*|0) echo "lua_vs_token.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
+case $duration in ''|*[!0-9]*|0) echo "lua_vs_token.sh: invalid --duration $duration; valid: whole seconds >= 1" >&2; exit 2 ;; esac
+case $only in hot|spread|hot,spread) ;; *) echo "lua_vs_token.sh: invalid --only $only; valid: hot, spread" >&2; exit 2 ;; esac
+IFS=, read -r -a loads <<<"$only"
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+log() { echo "lua_vs_token: $*" >&2; }
+die() { log "$*"; exit 2; }
+command -v redis-server >/dev/null || die "redis-server not found (apt-get install -y redis-server)"
+command -v python3 >/dev/null || die "python3 not found"
+
+tmp=$(mktemp -d /tmp/lua-vs-token.XXXXXX)
+redis_pid=""
+run_pid=""
+cleanup() {
+  if [ -n "$run_pid" ]; then kill -TERM "$run_pid" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; fi
+  if [ -n "$redis_pid" ]; then kill -TERM "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "$bin" ]; then
+  log "building lockbench"
+  go build -o "$tmp/lockbench" . || die "go build failed"
+  bin=$tmp/lockbench
+fi
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+  --logfile "$tmp/redis.log" >/dev/null 2>&1 &
+redis_pid=$!
+for _ in $(seq 1 50); do
+  [ "$(redis-cli -p "$port" PING 2>/dev/null)" = "PONG" ] && break
+  kill -0 "$redis_pid" 2>/dev/null || die "redis-server did not start; see $tmp/redis.log"
+  sleep 0.1
+done
+addr=127.0.0.1:$port
+
+# one WORKLOAD STRATEGY OUT: one lockbench process of STRATEGY; its figures to OUT.
+one() {
+  local flags rc=0
+  case $1 in
+    hot) flags=(-w 100 --keys 1 --hold 1ms) ;;
+    spread) flags=(-w 1000 --keys 100000) ;;
+  esac
+  timeout -k 5 $((duration + 60)) "$bin" run --redis "$addr" --strategy "$2" "${flags[@]}" \
+    -d "${duration}s" --warmup 500ms --format json --quiet >"$3.json" 2>"$3.err" &
+  run_pid=$!
+  wait "$run_pid" || rc=$?
+  run_pid=""
+  if [ "$rc" -ne 0 ]; then
+    log "$1 $2: lockbench failed (exit $rc): $(tail -n 3 "$3.err")"
+    echo "0 0 0 0 0 0 failed" >"$3"
+    return
+  fi
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+c = r["redis"]
+print(r["acquire_rate_per_s"], c["commands_per_acquire"], c.get("data_commands_per_acquire", -1),
+      c.get("script_calls_per_acquire", -1), c["cpu_us_per_acquire"], r["client"]["cpu_us_per_acquire"], r["verdict"].split(":")[0])
+' "$3.json" >"$3"
+}
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+start=$(date +%s)
+for w in "${loads[@]}"; do
+  for r in $(seq 1 "$rounds"); do
+    load >"$tmp/$w.$r.load0"
+    if [ $((r % 2)) -eq 1 ]; then
+      one "$w" token "$tmp/$w.$r.token"; one "$w" lua:examples/token "$tmp/$w.$r.lua"
+    else
+      one "$w" lua:examples/token "$tmp/$w.$r.lua"; one "$w" token "$tmp/$w.$r.token"
+    fi
+    load >"$tmp/$w.$r.load1"
+    log "$w round $r: token $(cut -d' ' -f1 "$tmp/$w.$r.token")/s, lua $(cut -d' ' -f1 "$tmp/$w.$r.lua")/s (load $(cat "$tmp/$w.$r.load0") -> $(cat "$tmp/$w.$r.load1"))"
+  done
+done
+
+python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${loads[@]}" <<'PY'
+import statistics, sys
+tmp, rounds, duration, took, loads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+flags = {"hot": "-w 100 --keys 1 --hold 1ms", "spread": "-w 1000 --keys 100000"}
+def read(p):
+    f = open(p).read().split()
+    return [float(x) for x in f[:6]] + [f[6]]
+def med(xs):
+    xs = [x for x in xs if x >= 0]
+    return statistics.median(xs) if xs else float("nan")
+print("lua:examples/token vs token: one strategy per process, %ss per run after 500ms of warm-up, %d rounds alternating the order (%ss in all)" % (duration, rounds, took))
+print()
+print("| workload | round: token / lua acquires/s (lua/token) [load before-after] | median lua/token | within 10 % |")
+print("|---|---|---|---|")
+costs = []
+for w in loads:
+    cells, ratios, t_rows, l_rows = [], [], [], []
+    for r in range(1, rounds + 1):
+        t, l = read("%s/%s.%d.token" % (tmp, w, r)), read("%s/%s.%d.lua" % (tmp, w, r))
+        t_rows.append(t); l_rows.append(l)
+        ratio = l[0] / t[0] if t[0] else float("nan")
+        ratios.append(ratio)
+        note = "".join(" (%s %s)" % (n, v[6]) for n, v in (("token", t), ("lua", l)) if v[6] != "safe")
+        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s]" % (r, t[0], l[0], ratio, note,
+                     open("%s/%s.%d.load0" % (tmp, w, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, w, r)).read().strip()))
+    m = statistics.median(ratios)
+    print("| %s (`%s`) | %s | %.3f | %s |" % (w, flags[w], "; ".join(cells), m, "yes" if m >= 0.9 else "no"))
+    for name, rows in (("token", t_rows), ("lua:examples/token", l_rows)):
+        costs.append((w, name, [med([row[i] for row in rows]) for i in range(1, 6)]))
+print()
+print("Medians per acquire over the rounds (Redis's INFO; data commands are on keys, counted also inside a script):")
+print()
+print("| workload | strategy | commands | data commands | script calls | Redis CPU µs | lockbench CPU µs |")
+print("|---|---|---|---|---|---|---|")
+for w, name, c in costs:
+    print("| %s | %s | %.2f | %.2f | %.2f | %.1f | %.1f |" % (w, name, c[0], c[1], c[2], c[3], c[4]))
+PY
