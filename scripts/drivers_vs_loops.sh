@@ -12,11 +12,15 @@
 #   - each round gives one ratio (driver acquires/s / loop acquires/s); the table prints each
 #     round's pair and the median ratio, with the load average before and after.
 #
-# Usage: scripts/drivers_vs_loops.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only NAMES]
+# Usage: scripts/drivers_vs_loops.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only NAMES] [--lag]
 #   --bin       a lockbench binary (default: built from this checkout into a temp dir)
 #   --rounds    rounds per library (default 3)
 #   --duration  seconds per run (default 2)
 #   --only      comma-separated subset of: redlock,redlock-extend,mutex,semaphore,redis-py
+#   --lag       run the drivers with their lag diagnostics (LOCKBENCH_PY_LAG_FILE,
+#               LOCKBENCH_NODE_LAG_FILE; docs/drivers.md) and print each driver run's
+#               figures after the table: where a cycle's time goes (they cost the driver a
+#               little: leave them off for the ratios that count)
 # With the defaults it takes 2 to 3 minutes (5 libraries x 3 rounds x 2 runs of 2 s, plus
 # each process's start and lockbench's end of phase, 3 to 5 s a run on a busy machine);
 # --rounds 5 --duration 3 is steadier when there is time. It needs node with drivers/node/node_modules (npm ci) and
@@ -30,14 +34,16 @@ rounds=3
 duration=2
 bin=""
 only="redlock,redlock-extend,mutex,semaphore,redis-py"
+lag=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) bin=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "drivers_vs_loops.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only" >&2; exit 2 ;;
+    --lag) lag=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "drivers_vs_loops.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only, --lag" >&2; exit 2 ;;
   esac
 done
 case $rounds in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
@@ -103,7 +109,9 @@ driver() {
     redis-py) strategy="driver:/usr/bin/python3 drivers/python/redis_lock_driver.py" ;;
     *) strategy="driver:node drivers/node/driver.js $1" ;;
   esac
-  bounded "$2.json" "$bin" run --redis "$addr" --strategy "$strategy" -w 100 --keys 1 --hold 1ms \
+  local diag=()
+  [ -n "$lag" ] && diag=(env LOCKBENCH_PY_LAG_FILE="$2.lag" LOCKBENCH_NODE_LAG_FILE="$2.lag")
+  bounded "$2.json" "${diag[@]}" "$bin" run --redis "$addr" --strategy "$strategy" -w 100 --keys 1 --hold 1ms \
     --ttl 10s --acquire-timeout 5s -d "${duration}s" --warmup 0 --format json --quiet ||
     { log "$1: lockbench failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; return; }
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["acquire_rate_per_s"], r["latency_us"]["acquire"]["p50"], r["verdict"])' "$2.json" >"$2"
@@ -137,9 +145,10 @@ for lib in "${libs[@]}"; do
   done
 done
 
-/usr/bin/python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${libs[@]}" <<'EOF'
+/usr/bin/python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "$lag" "${libs[@]}" <<'EOF'
 import statistics, sys
-tmp, rounds, duration, took, libs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+import json, os
+tmp, rounds, duration, took, lag, libs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 def read(p):
     f = open(p).read().split()
     return float(f[0]), f[1], f[2]
@@ -159,4 +168,24 @@ for lib in libs:
                      open("%s/%s.%d.load0" % (tmp, lib, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, lib, r)).read().strip()))
     m = statistics.median(ratios)
     print("| %s | %s | %.3f | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no"))
+if lag:
+    print()
+    print("The drivers' lag diagnostics, per driver run (the last line its driver wrote; Python: stage mean / p50 µs):")
+    print()
+    for lib in libs:
+        for r in range(1, rounds + 1):
+            p = "%s/%s.%d.driver.lag" % (tmp, lib, r)
+            lines = open(p).read().split("\n") if os.path.exists(p) else []
+            lines = [json.loads(l) for l in lines if l.strip()]
+            if not lines:
+                continue
+            d = lines[-1]
+            if "cpu_us_per_grant" in d:
+                stages = ["grant_write", "lockbench_hold", "release_handoff", "release_call", "release_write",
+                          "lockbench_turnaround", "acquire_handoff", "key_idle"]
+                text = "CPU/grant %s µs; " % d["cpu_us_per_grant"] + ", ".join(
+                    "%s %.0f / %.0f" % (k, d[k]["mean"], d[k]["p50"]) for k in stages if k in d)
+            else:
+                text = json.dumps(d)
+            print("- %s round %d: %s" % (lib, r, text))
 EOF
