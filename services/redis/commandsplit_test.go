@@ -52,22 +52,29 @@ func TestLuaTokenSameDataCommandsAsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	cfg := workload.Config{Phases: phases, Duration: time.Second, Warmup: 200 * time.Millisecond, AcquireTimeout: 5 * time.Second, KeyPrefix: redistest.Prefix(t)}
+	cfg := workload.Config{Phases: phases, Duration: 2 * time.Second, Warmup: 200 * time.Millisecond, AcquireTimeout: 5 * time.Second, KeyPrefix: redistest.Prefix(t)}
 	rs, err := workload.Run(ctx, cfg, conn, workload.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	by := map[string]report.RedisCost{}
+	n := math.Inf(1) // the fewest acquires of the two
 	for _, r := range rs {
 		t.Logf("%s: %d acquired, %.3f commands, %.3f data commands, %.3f script calls per acquire", r.Strategy, r.Acquired,
 			r.Redis.CommandsPerAcquire, r.Redis.DataCommandsPerAcquire, r.Redis.ScriptCallsPerAcquire)
-		if r.Acquired < 100 || !r.Redis.CommandsSplit {
-			t.Fatalf("%s: %d acquired, commands split %v: want acquires and the split measured", r.Strategy, r.Acquired, r.Redis.CommandsSplit)
+		if r.Acquired < 60 || !r.Redis.CommandsSplit {
+			t.Fatalf("%s: %d acquired, commands split %v: want at least 60 acquires and the split measured", r.Strategy, r.Acquired, r.Redis.CommandsSplit)
 		}
 		by[r.Strategy] = r.Redis
+		n = min(n, float64(r.Acquired))
 	}
 	tok, lu := by["token"], by[lua]
-	near := func(x, want float64) bool { return math.Abs(x-want) < 0.05 }
+	// The window's edges cut at most 4 acquires in flight at each end (the open loop's
+	// bound, Workers), each with up to 3 commands counted without its acquire or the other
+	// way round: 24 commands at most, a fraction of one per acquire. A wrong split is off
+	// by one or more per acquire.
+	slack := 24/n + 0.01
+	near := func(x, want float64) bool { return math.Abs(x-want) < slack }
 	if !near(tok.DataCommandsPerAcquire, 3) || !near(lu.DataCommandsPerAcquire, tok.DataCommandsPerAcquire) {
 		t.Errorf("data commands per acquire: token %.3f, %s %.3f; want both 3 (SET; GET, DEL)", tok.DataCommandsPerAcquire, lua, lu.DataCommandsPerAcquire)
 	}
