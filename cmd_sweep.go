@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
 	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -42,20 +42,14 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if fs.Changed(name) {
-		// The sweep sets it in every phase: the flag would be silently overridden.
-		return usageErrorf("invalid --%s %s: --param %s sets the %s of each phase; give one or the other",
-			name, fs.Lookup(name).Value.String(), param.s, name)
+	if err := workload.CheckSweepGiven(name, param.s, cmdline.Given(fs)); err != nil {
+		return err
 	}
 	opts := workload.SweepOptions{MaxBlocked: *maxBlocked}
 	if err := opts.Validate(name); err != nil {
 		return err
 	}
-	p, err := f.plan(func(cfg *workload.Config) (err error) {
-		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
-		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
-		return err
-	}, 0)
+	p, err := f.plan(func(cfg *workload.Config) error { return cfg.Sweep(name, values) }, 0)
 	if err != nil {
 		return err
 	}
