@@ -60,7 +60,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 			bindSetting(fs, s.Name, &f.cfg)
 		}
 	}
-	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
+	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faults.Kinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
 	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(services.Titles(), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
 	f.services = services.Bind(fs)
@@ -87,15 +87,6 @@ func bindSetting(fs *pflag.FlagSet, name string, cfg *workload.Config) {
 	}
 	s.Fill(cfg)
 	fs.VarP(s.Value(cfg), s.Name, s.Short, s.Usage())
-}
-
-func faultKinds() []string {
-	var out []string
-	for _, f := range faults.Forms() {
-		kind, _, _ := strings.Cut(f, ":")
-		out = append(out, kind)
-	}
-	return out
 }
 
 // resolve applies the profile under the command line (profiles.Merge) and builds the
