@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -29,20 +28,20 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
 	f := loadFlags{command: "sweep"}
 	f.bind(fs)
-	param := new(onceString)
+	param := new(workload.SweepParam)
 	fs.Var(param, "param", "the parameter to vary and its values: NAME=V1,V2,...")
 	maxBlocked := fs.Duration("max-blocked", 0, "ttl/watchdog sweeps: the longest a holder that died (holder-crash) may keep its key from everyone; the answer must meet it and stay safe (0 = no such objective)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if param.s == "" {
+	if param.Spec == "" {
 		return usageErrorf("--param is required, e.g. --param ttl=200ms,1s,5s")
 	}
-	name, values, err := workload.ParseSweep(param.s)
+	name, values, err := workload.ParseSweep(param.Spec)
 	if err != nil {
 		return err
 	}
-	if err := workload.CheckSweepGiven(name, param.s, cmdline.Given(fs)); err != nil {
+	if err := workload.CheckSweepGiven(name, param.Spec, cmdline.Given(fs)); err != nil {
 		return err
 	}
 	opts := workload.SweepOptions{MaxBlocked: *maxBlocked}
@@ -65,22 +64,4 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
 	return r.Finish(sum, runErr, stdout)
-}
-
-// onceString is a flag that may be given once: --param names one parameter, and a second
-// one would silently replace the first.
-type onceString struct {
-	s   string
-	set bool
-}
-
-func (o *onceString) String() string { return o.s }
-func (o *onceString) Type() string   { return "string" }
-
-func (o *onceString) Set(v string) error {
-	if o.set {
-		return fmt.Errorf("given twice (%s, then %s): a sweep varies one parameter; run one sweep per parameter", o.s, v)
-	}
-	o.s, o.set = v, true
-	return nil
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -73,4 +74,23 @@ func (c *Config) Sweep(param string, values []string) (err error) {
 	c.Strategies = slices.Compact(slices.Clone(c.Strategies))
 	c.Phases, err = SweepPhases(c, param, values)
 	return err
+}
+
+// SweepParam is --param, a flag that may be given once: a sweep varies one parameter, and
+// a second --param would silently replace the first. Spec is its value, NAME=V1,V2,...
+type SweepParam struct {
+	Spec string
+	set  bool
+}
+
+func (p *SweepParam) String() string { return p.Spec }
+func (p *SweepParam) Type() string   { return "string" }
+
+// Set takes the flag's value, once.
+func (p *SweepParam) Set(v string) error {
+	if p.set {
+		return fmt.Errorf("given twice (%s, then %s): a sweep varies one parameter; run one sweep per parameter", p.Spec, v)
+	}
+	p.Spec, p.set = v, true
+	return nil
 }

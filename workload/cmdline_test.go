@@ -99,3 +99,16 @@ func TestConfigSweepListsAStrategyOnce(t *testing.T) {
 		t.Errorf("phases' strategies %v, want %v", got, want)
 	}
 }
+
+// --param may be given once; the second is refused in these words.
+func TestSweepParamGivenOnce(t *testing.T) {
+	var p SweepParam
+	if err := p.Set("ttl=1s"); err != nil || p.String() != "ttl=1s" {
+		t.Fatalf("first --param: %q, %v", p.String(), err)
+	}
+	err := p.Set("ttl=2s")
+	want := "given twice (ttl=1s, then ttl=2s): a sweep varies one parameter; run one sweep per parameter"
+	if err == nil || err.Error() != want || p.Spec != "ttl=1s" {
+		t.Errorf("second --param: %v, kept %q; want %q and the first kept", err, p.Spec, want)
+	}
+}
