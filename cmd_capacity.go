@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
 	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -32,30 +33,19 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&ramp.Factor, "factor", 2, "each ramp step offers this many times the last")
 	fs.DurationVar(&ramp.StepDuration, "step-duration", 3*time.Second, "measured time per step (at least "+workload.MinDuration.String()+")")
 	fs.Lookup("duration").Usage = "(capacity uses --step-duration)"
-	fs.Lookup("warmup").DefValue = "500ms"
+	fs.Lookup("warmup").DefValue = workload.CapacityWarmup.String()
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *slo == "" {
 		return usageErrorf("--slo is required, e.g. --slo p99=5ms")
 	}
-	// The ramp sets each step's rate and measured time: the run's own would be ignored.
-	if fs.Changed("rate") {
-		return usageErrorf("invalid --rate %s: capacity offers its own rates, from --start multiplied by --factor each step; drop --rate", fs.Lookup("rate").Value)
-	}
-	if fs.Changed("duration") {
-		return usageErrorf("invalid --duration %s: capacity measures each step for --step-duration; use that instead", fs.Lookup("duration").Value)
-	}
-	if err := ramp.Validate(); err != nil {
+	if err := ramp.Settle(&f.cfg, cmdline.Given(fs)); err != nil { // the ramp's rates and steps, capacity's warm-up
 		return err
 	}
-	f.cfg.Duration = ramp.StepDuration // what each step measures, as the report's header says
 	objective, err := workload.ParseSLO(*slo)
 	if err != nil {
 		return err
-	}
-	if !fs.Changed("warmup") {
-		f.cfg.Warmup = 500 * time.Millisecond
 	}
 	p, err := f.plan(nil, ramp.StepDuration) // scheduled faults fire within a step
 	if err != nil {

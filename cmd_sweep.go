@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
 	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -29,33 +28,27 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
 	f := loadFlags{command: "sweep"}
 	f.bind(fs)
-	param := new(onceString)
+	param := new(workload.SweepParam)
 	fs.Var(param, "param", "the parameter to vary and its values: NAME=V1,V2,...")
 	maxBlocked := fs.Duration("max-blocked", 0, "ttl/watchdog sweeps: the longest a holder that died (holder-crash) may keep its key from everyone; the answer must meet it and stay safe (0 = no such objective)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if param.s == "" {
+	if param.Spec == "" {
 		return usageErrorf("--param is required, e.g. --param ttl=200ms,1s,5s")
 	}
-	name, values, err := workload.ParseSweep(param.s)
+	name, values, err := workload.ParseSweep(param.Spec)
 	if err != nil {
 		return err
 	}
-	if fs.Changed(name) {
-		// The sweep sets it in every phase: the flag would be silently overridden.
-		return usageErrorf("invalid --%s %s: --param %s sets the %s of each phase; give one or the other",
-			name, fs.Lookup(name).Value.String(), param.s, name)
+	if err := workload.CheckSweepGiven(name, param.Spec, cmdline.Given(fs)); err != nil {
+		return err
 	}
 	opts := workload.SweepOptions{MaxBlocked: *maxBlocked}
 	if err := opts.Validate(name); err != nil {
 		return err
 	}
-	p, err := f.plan(func(cfg *workload.Config) (err error) {
-		cfg.Strategies = slices.Compact(slices.Clone(cfg.Strategies)) // a profile may list one twice
-		cfg.Phases, err = workload.SweepPhases(cfg, name, values)
-		return err
-	}, 0)
+	p, err := f.plan(func(cfg *workload.Config) error { return cfg.Sweep(name, values) }, 0)
 	if err != nil {
 		return err
 	}
@@ -71,22 +64,4 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 		sum.Recommendations = workload.RecommendWith(name, sum.Results, opts)
 	}
 	return r.Finish(sum, runErr, stdout)
-}
-
-// onceString is a flag that may be given once: --param names one parameter, and a second
-// one would silently replace the first.
-type onceString struct {
-	s   string
-	set bool
-}
-
-func (o *onceString) String() string { return o.s }
-func (o *onceString) Type() string   { return "string" }
-
-func (o *onceString) Set(v string) error {
-	if o.set {
-		return fmt.Errorf("given twice (%s, then %s): a sweep varies one parameter; run one sweep per parameter", o.s, v)
-	}
-	o.s, o.set = v, true
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -39,9 +38,9 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 	case "up":
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		auth := redis.Auth{Password: *password}
-		if auth.Password == "" {
-			auth.Password = os.Getenv(redis.PasswordEnv)
+		auth, err := (&redis.Flags{Password: *password}).Auth() // or $REDISCLI_AUTH, as a run's --password
+		if err != nil {
+			return err
 		}
 		st, err := redis.UpAuth(ctx, *topology, *state, auth)
 		if err != nil {
@@ -73,18 +72,11 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		}
 		var rows [][]string
 		for _, n := range nodes {
-			rows = append(rows, []string{n.Role, n.Addr, fmt.Sprint(n.Pid), yesNo(n.Alive), yesNo(n.Answering)})
+			rows = append(rows, n.Row())
 		}
-		return report.Table(stdout, []string{"ROLE", "ADDRESS", "PID", "ALIVE", "ANSWERING"}, rows)
+		return report.Table(stdout, redis.StatusHeader, rows)
 	}
 	return usageErrorf("unknown target subcommand %q; valid: up, down, status", fs.Arg(0))
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // stateHint repeats a --state the user gave in a command line we suggest ("" without one).

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/internal/cmdline"
+	"github.com/lockbench/lockbench/internal/loadcheck"
+	"github.com/lockbench/lockbench/internal/node"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services"
@@ -29,8 +33,6 @@ type loadFlags struct {
 
 	// command is the load command these flags belong to: run, sweep or capacity.
 	command string
-	// hasProfilePhases: the profile's own phases make the run's (each names its strategy).
-	hasProfilePhases bool
 
 	format, out, hdrDir, plot, html string
 	quiet, failOnUnsafe             bool
@@ -44,7 +46,7 @@ type loadFlags struct {
 
 	cpuProfile, memProfile string
 
-	cmdline map[string]bool // flags given on the command line, before a profile set any
+	onCommandLine func(name string) (string, bool) // flags given on the command line, before a profile set any
 
 	services *services.Bound // the flags of each registered lock service, Redis's first
 }
@@ -58,7 +60,7 @@ func (f *loadFlags) bind(fs *pflag.FlagSet) {
 			bindSetting(fs, s.Name, &f.cfg)
 		}
 	}
-	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faultKinds(), ", ")+"; see 'lockbench faults'")
+	fs.StringArrayVar(&f.faults, "fault", nil, "inject a fault (repeatable): "+strings.Join(faults.Kinds(), ", ")+"; see 'lockbench faults'")
 	fs.BoolVar(&f.failOnUnsafe, "fail-on-unsafe", false, "exit 3 when any phase's verdict is UNSAFE (for CI)")
 	fs.Var(&f.maxErrors, "max-errors", "exit 5 when a phase sees more lock-server ("+strings.Join(services.Titles(), ", ")+") or network errors than this: a count, or a share of its attempts (1%)")
 	f.services = services.Bind(fs)
@@ -87,97 +89,34 @@ func bindSetting(fs *pflag.FlagSet, name string, cfg *workload.Config) {
 	fs.VarP(s.Value(cfg), s.Name, s.Short, s.Usage())
 }
 
-func faultKinds() []string {
-	var out []string
-	for _, f := range faults.Forms() {
-		kind, _, _ := strings.Cut(f, ":")
-		out = append(out, kind)
-	}
-	return out
-}
-
-// resolve applies the profile under the command line and builds the workload
-// configuration: flags given on the command line win, the profile fills the others, and the
-// defaults whatever remains.
+// resolve applies the profile under the command line (profiles.Merge) and builds the
+// workload configuration, checked: flags given on the command line win, the profile fills
+// the others, and the defaults whatever remains.
 func (f *loadFlags) resolve() (workload.Config, *profiles.Profile, error) {
-	// What the command line set, before a profile sets more: fs.Changed cannot tell them
-	// apart afterwards, and a profile's phase may override its own top level but not the
-	// command line.
-	f.cmdline = map[string]bool{}
-	f.fs.Visit(func(fl *pflag.Flag) { f.cmdline[fl.Name] = true })
-	if err := f.checkCommandLine(); err != nil {
-		return workload.Config{}, nil, err
+	f.onCommandLine = cmdline.Given(f.fs)
+	cfg, prof, own, err := profiles.Merge(f.profile, profiles.CommandLine{Config: &f.cfg, Strategy: &f.strategy,
+		Faults: &f.faults, Given: f.onCommandLine, Set: f.fs.Set, CheckFault: checkFault})
+	if err != nil {
+		return cfg, nil, err
 	}
-	if _, err := strategies.List(f.strategy); err != nil {
-		return workload.Config{}, nil, err
-	}
-	var prof *profiles.Profile
-	if f.profile != "" {
-		p, err := profiles.Load(f.profile)
-		if err != nil {
-			return workload.Config{}, nil, err
-		}
-		if err := f.applyProfile(p); err != nil {
-			return workload.Config{}, nil, err
-		}
-		prof = p
-	}
-	cfg := f.cfg
-	var err error
-	if cfg.Strategies, err = strategies.List(f.strategy); err != nil {
-		return cfg, nil, err // a profile's strategy key, checked where applyProfile set it
-	}
-	cfg.Faults = f.faults
-	if prof != nil && len(prof.Phases) > 0 && !f.cmdline["strategy"] {
-		phases, err := prof.BuildPhases(&cfg, f.given, checkFault)
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.Phases = phases
-		f.hasProfilePhases = true
-	}
-	if cfg.Barrier, err = f.barrierOf(); err != nil {
+	if cfg.Barrier, f.node, err = node.Barrier(f.node, f.barrier, os.LookupEnv); err != nil {
 		return cfg, nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, prof.Place(err, f.given)
 	}
-	if err := f.checkExtra(&cfg); err != nil {
+	if err := loadcheck.Joint(&cfg, loadcheck.Load{Command: f.command, Strategy: f.strategy, ProfilePhases: own,
+		Services: f.services}); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, prof, nil
 }
 
-// applyProfile sets every flag the command line left alone from the profile's top level.
-func (f *loadFlags) applyProfile(p *profiles.Profile) error {
-	for _, v := range p.Values {
-		if f.cmdline[v.Key] {
-			continue
-		}
-		if err := f.fs.Set(v.Key, v.Value); err != nil {
-			return p.ErrorAt(v, err)
-		}
-		if err := checkSetting(v.Key, &f.cfg); err != nil {
-			return p.ErrorAt(v, err)
-		}
-		if v.Key == "strategy" {
-			if _, err := strategies.List(v.Value); err != nil {
-				return p.ErrorAt(v, err)
-			}
-		}
-	}
-	if !f.cmdline["fault"] {
-		specs, err := p.CheckFaults(p.Faults, checkFault)
-		if err != nil {
-			return err
-		}
-		f.faults = append(f.faults, specs...)
-	}
-	return nil
-}
-
 // given says whether the command line set the flag named name.
-func (f *loadFlags) given(name string) bool { return f.cmdline[name] }
+func (f *loadFlags) given(name string) bool {
+	_, ok := f.onCommandLine(name)
+	return ok
+}
 
 // checkFault parses a fault spec, for a profile's to be checked where it is written.
 func checkFault(spec string) error {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/lockbench/lockbench/internal/fleet"
 	"github.com/lockbench/lockbench/internal/launch"
-	"github.com/lockbench/lockbench/internal/node"
 	"github.com/lockbench/lockbench/internal/output"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services/redis"
@@ -113,9 +112,6 @@ func (f *loadFlags) plan(prepare func(*workload.Config) error, faultWindow time.
 // redisFlags are the flags of the Redis target (--redis, --password, --tls, ...), which
 // services/redis registers.
 func (f *loadFlags) redisFlags() *redis.Flags { return redis.FlagsOf(f.services) }
-
-// autoNode resolves --node auto (package node).
-var autoNode = node.Auto
 
 // resultName names a result as its table row does (--max-errors' message).
 func resultName(r report.Result) string { return output.ResultName(r) }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/clock"
-	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Failover: sentinel: the master dies, its lagging replica takes over.
@@ -22,8 +21,8 @@ func init() {
 		optional: []field{fieldLag},
 		summary:  "sentinel topology: the master dies at time at; its replica, lagging by lag, is promoted",
 		check: func(_ Spec, n *Nodes) error {
-			if c := n.conn; c.Topology != "sentinel" || !n.owned() || c.ReplicationVia == "" || n.proxies == nil {
-				return fmt.Errorf("failover needs the sentinel topology spawned by lockbench (--topology sentinel, no --redis); this target is %s %s", c.Mode, c.Topology)
+			if _, ok := n.failover(); !ok || !n.owned() || n.proxies == nil {
+				return fmt.Errorf("failover needs the sentinel topology spawned by lockbench (--topology sentinel, no --redis); this target is %s %s", n.mode, n.topology)
 			}
 			return nil
 		},
@@ -40,8 +39,9 @@ func init() {
 // the master.
 func playFailover(ctx context.Context, sc *scene) {
 	n := sc.nodes
-	master := n.conn.Servers[0]
-	px, err := n.proxies.replicationOf(master.Addr)
+	f, _ := n.failover() // its check made sure
+	master, masterAddr, via, _ := f.FailoverMaster()
+	px, err := n.proxies.replicationOf(masterAddr)
 	if err != nil {
 		sc.fail(err)
 		return
@@ -60,13 +60,13 @@ func playFailover(ctx context.Context, sc *scene) {
 	}
 	master.Kill()
 	cut(px) // what is still in flight to the replica dies with the link
-	sc.say(fmt.Sprintf("master %s killed (SIGKILL); its replication link cut, losing what had not reached the replica", master.Addr))
+	sc.say(fmt.Sprintf("master %s killed (SIGKILL); its replication link cut, losing what had not reached the replica", masterAddr))
 
 	promoted := make(chan string, 1)
 	go func() {
 		for ctx.Err() == nil {
-			addr, err := redis.SentinelMaster(ctx, n.conn.SentinelAddrs[0], n.conn.MasterName)
-			if err == nil && addr != n.conn.ReplicationVia && addr != master.Addr {
+			addr, err := f.Master(ctx)
+			if err == nil && addr != via && addr != masterAddr {
 				promoted <- addr
 				return
 			}
@@ -88,5 +88,15 @@ func playFailover(ctx context.Context, sc *scene) {
 		sc.fail(err)
 		return
 	}
-	sc.say(fmt.Sprintf("old master %s back, empty; the sentinels make it a replica", master.Addr))
+	sc.say(fmt.Sprintf("old master %s back, empty; the sentinels make it a replica", masterAddr))
+}
+
+// failover is the target's failover (Failoverable), when it can fail over.
+func (n *Nodes) failover() (Failoverable, bool) {
+	f, ok := n.home.(Failoverable)
+	if !ok {
+		return nil, false
+	}
+	_, _, _, can := f.FailoverMaster()
+	return f, can
 }

@@ -70,7 +70,7 @@ func spawn(t *testing.T, s benchSpec) *bench {
 		t.Fatalf("got a %s %s target, want a spawned %s", conn.Mode, conn.Topology, s.topology)
 	}
 	b.conn = conn
-	b.nodes = faults.NewNodes(conn, b.proxies)
+	b.nodes = faults.NewNodes(&redis.Home{Conn: conn}, b.proxies)
 	return b
 }
 

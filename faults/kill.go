@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/clock"
-	"github.com/lockbench/lockbench/services/redis"
 )
 
 // Kill: a spawned server dies, optionally back empty.
@@ -28,15 +27,14 @@ func init() {
 			case n.service != "":
 				return fmt.Errorf("kill needs servers lockbench spawned itself; this %s is external — drop --%s so lockbench spawns it", n.service, n.service)
 			}
-			c := n.conn
-			return fmt.Errorf("kill needs servers lockbench spawned itself; this target is %s%s — drop --redis (and stop any `lockbench target up`) so lockbench spawns them", c.Mode, targetUpHint(c))
+			return fmt.Errorf("kill needs servers lockbench spawned itself; this target is %s%s — drop --redis (and stop any `lockbench target up`) so lockbench spawns them", n.mode, targetUpHint(n.mode))
 		},
 		play: playKill,
 	})
 }
 
-func targetUpHint(c *redis.Conn) string {
-	if c.Mode == "spawned" {
+func targetUpHint(mode string) string {
+	if mode == "spawned" {
 		return " (started by `lockbench target up`, not by this run)"
 	}
 	return ""

@@ -9,19 +9,20 @@ import (
 
 	"github.com/lockbench/lockbench/internal/clock"
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/services/redis"
+	"github.com/lockbench/lockbench/services"
 )
 
-// Nodes is what node faults act on: the data nodes of the connected Redis target in the
-// order of redis.Conn.Addrs, or the members of another lock service (etcd, ZooKeeper,
+// Nodes is what node faults act on: the data nodes of the home service's target (Redis's,
+// in the order of its members), or the members of another lock service (etcd, ZooKeeper,
 // PostgreSQL) — with their processes when lockbench spawned them — and the proxies in
 // front of them when a fault needs one.
 type Nodes struct {
-	conn    *redis.Conn // the Redis target; nil for another service's nodes
-	proxies *Proxies    // nil when no fault of the run needs a proxy
-	service string      // "" for Redis, else the service's name
-	addrs   []string
-	servers []Server // nil when lockbench did not spawn them
+	home           services.Conn // the home service's target; nil for another service's nodes
+	mode, topology string        // the home target's (Described)
+	proxies        *Proxies      // nil when no fault of the run needs a proxy
+	service        string        // "" for the home service, else the service's name
+	addrs          []string
+	servers        []Server // nil when lockbench did not spawn them
 }
 
 // Server is a spawned server a node fault can kill, restart and freeze: a redis-server of
@@ -33,14 +34,19 @@ type Server interface {
 	Resume() error
 }
 
-// NewNodes describes conn for node faults; proxies may be nil.
-func NewNodes(conn *redis.Conn, proxies *Proxies) *Nodes {
-	n := &Nodes{conn: conn, proxies: proxies}
-	if conn != nil {
-		n.addrs = conn.Addrs
-		for _, srv := range conn.Servers {
+// NewNodes describes the home service's target for node faults: its members
+// (services.HasMembers) and what it is (Described); nil for none. proxies may be nil.
+func NewNodes(home services.Conn, proxies *Proxies) *Nodes {
+	n := &Nodes{home: home, proxies: proxies}
+	if m, ok := home.(services.HasMembers); ok {
+		addrs, servers := m.Members()
+		n.addrs = addrs
+		for _, srv := range servers {
 			n.servers = append(n.servers, srv)
 		}
+	}
+	if d, ok := home.(Described); ok {
+		n.mode, n.topology = d.Target()
 	}
 	return n
 }
@@ -61,7 +67,7 @@ func (n *Nodes) what() string {
 	if n.service != "" {
 		return n.service
 	}
-	return "the " + n.conn.Topology + " target"
+	return "the " + n.topology + " target"
 }
 
 // check reports whether the target can serve sp, of kind k, as a usage error naming what
@@ -69,7 +75,7 @@ func (n *Nodes) what() string {
 // whatever else k.check asks for.
 func (n *Nodes) check(sp Spec, k *kind) error {
 	bad := func(reason string) error { return &SpecError{Value: sp.Raw, Reason: reason} }
-	if n == nil || (n.conn == nil && n.service == "") {
+	if n == nil || (n.home == nil && n.service == "") {
 		return bad("node faults need a target")
 	}
 	if n.service != "" && k.name == Failover {
@@ -122,20 +128,11 @@ func (sc *scene) addr() string {
 	return ""
 }
 
-// clientFor returns a client talking to the data node at addr.
+// clientFor returns a client talking to the data node at addr (NodeClients); nil when the
+// target has none.
 func (n *Nodes) clientFor(addr string) rueidis.Client {
-	for i, a := range n.conn.Addrs {
-		if a == addr && i < len(n.conn.Nodes) {
-			return n.conn.Nodes[i]
-		}
-	}
-	for _, node := range redis.Nodes(n.conn.Client) {
-		if node.Addr == addr {
-			return node.Client
-		}
-	}
-	if len(n.conn.Addrs) == 1 {
-		return n.conn.Client
+	if c, ok := n.home.(NodeClients); ok {
+		return c.NodeClient(addr)
 	}
 	return nil
 }

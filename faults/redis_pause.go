@@ -21,7 +21,7 @@ func init() {
 			switch {
 			case n.service != "" && !n.owned():
 				return fmt.Errorf("redis-pause freezes a server lockbench spawned itself; this %s is external — drop --%s so lockbench spawns it", n.service, n.service)
-			case n.conn != nil && n.conn.Mode == "embedded":
+			case n.mode == "embedded":
 				return errors.New("the embedded server cannot be paused; install redis-server so lockbench spawns real servers")
 			}
 			return nil

@@ -111,6 +111,15 @@ func lastingField(name string, to func(*Spec) *time.Duration) field {
 	}}
 }
 
+// Kinds lists every fault's kind, in the order Forms lists their syntax.
+func Kinds() []string {
+	var out []string
+	for _, k := range kinds() {
+		out = append(out, string(k.name))
+	}
+	return out
+}
+
 // Forms lists every fault's syntax, one per line, for help and error messages, as a user
 // types it: kill:node=I,at=T[,restart=D] (the comma of an optional field is optional too).
 func Forms() []string {

@@ -5,12 +5,14 @@
 // workload.Backend, and Close); its members for the node faults, its notes, how its
 // strategies' connections go through the fault proxies, what a --procs child is told of it,
 // its barrier, clock and cleanup are optional interfaces (HasMembers, HasRoute, HasNotes,
-// HasChild; workload.BarrierStore, workload.Clock, workload.Cleaner).
+// HasChild; workload.BarrierStore, workload.Clock, workload.Cleaner), and so are what the
+// node faults ask of the home service's Conn (faults.Described, faults.NodeClients,
+// faults.Failoverable) and a replicated topology for a failover (HasReplication, on its
+// Flags).
 //
 // One service is the home of every run: Redis. It serves the strategies that name no
 // service, and keeps a multi-process run's barrier and reference clock; the session also
-// asks of it what only it has (its roles for the node faults, the sentinel failover, the
-// replica check).
+// asks of it the replica check (--wait-replicas), which only Redis has.
 package services
 
 import (
@@ -70,11 +72,6 @@ type Need struct {
 	// home service dials through it from its first connection on; the others are routed
 	// once they are up (HasRoute).
 	Via func(addr string) string
-	// Replication, for a run with a failover, is the address through which a spawned
-	// replica reaches its initial master (the failover fault's proxy): the home service
-	// then spawns the sentinel topology the failover happens in. A service without
-	// replicas ignores it (the failover fault refuses it).
-	Replication func(master string) (string, error)
 }
 
 // Conn is a service reached (or spawned) for one run: the Backend the engine drives (its
@@ -82,8 +79,9 @@ type Need struct {
 // and stuck locks), and Close. That, the Flags and Bind are all a service must implement.
 // What only some services have, a Conn offers through an optional interface the session
 // discovers by type assertion, as go-ycsb discovers a DB's BatchDB: HasMembers,
-// HasRoute, HasNotes, HasChild here; workload.BarrierStore, workload.Clock and
-// workload.Cleaner on the Backend and its Scope.
+// HasRoute, HasNotes, HasChild here (HasReplication on the Flags); workload.BarrierStore,
+// workload.Clock and workload.Cleaner on the Backend and its Scope; faults.Described,
+// faults.NodeClients and faults.Failoverable for the node faults.
 type Conn interface {
 	workload.Backend
 	// Close closes the connections and stops whatever was spawned.
@@ -104,6 +102,15 @@ type HasRoute interface {
 	// Route sends the strategies' connections to each member through via(member); the
 	// Backend's own connections (cost, cleanup) stay direct.
 	Route(via func(addr string) string)
+}
+
+// HasReplication is a service's Flags that can spawn replicas reaching their master
+// through a proxy, for a run with a failover (Redis's sentinel topology). Without it, the
+// failover fault is refused on the service.
+type HasReplication interface {
+	// ReplicateVia makes Open spawn the replicated topology the failover happens in, its
+	// replica reaching its initial master through via(master) (the failover fault's proxy).
+	ReplicateVia(via func(master string) (string, error))
 }
 
 // HasNotes is a Conn with something to say in the report: where the service ran and what

@@ -89,10 +89,11 @@ func Open(ctx context.Context, su Setup) (*Session, error) {
 	if su.Plan.NeedsProxy() {
 		need.Via = s.proxies.Dial
 	}
-	if failovers > 0 {
-		need.Replication = s.proxies.Replication
+	flags := su.Services.Flags(su.Services.Home())
+	if r, ok := flags.(services.HasReplication); ok && failovers > 0 {
+		r.ReplicateVia(s.proxies.Replication)
 	}
-	home, err := su.Services.Flags(su.Services.Home()).Open(ctx, need)
+	home, err := flags.Open(ctx, need)
 	if err != nil {
 		if s.proxies != nil {
 			s.proxies.Close()
@@ -100,7 +101,7 @@ func Open(ctx context.Context, su Setup) (*Session, error) {
 		return nil, err
 	}
 	s.Redis = home.(*redis.Home).Conn
-	s.nodes = faults.NewNodes(s.Redis, s.proxies)
+	s.nodes = faults.NewNodes(home, s.proxies)
 	return s, s.openServices(ctx, su)
 }
 

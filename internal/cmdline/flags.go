@@ -47,6 +47,19 @@ func Parse(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// ParseNames parses the flags of a command that takes names after them, and returns the
+// names. Unlike Parse, a flag that does not parse keeps pflag's words.
+func ParseNames(fs *pflag.FlagSet, args []string) ([]string, error) {
+	err := fs.Parse(args)
+	if IsHelp(err) {
+		return nil, err // pflag has printed the usage
+	}
+	if err != nil {
+		return nil, &usage.Error{Err: err}
+	}
+	return fs.Args(), nil
+}
+
 // ParseFiles parses flags and checks the number of file arguments (max < 0: no limit).
 func ParseFiles(fs *pflag.FlagSet, args []string, minArgs, maxArgs int) error {
 	if err := fs.Parse(args); err != nil {
@@ -115,4 +128,16 @@ func wantOf(typ, def string) string {
 		return "want true or false"
 	}
 	return ""
+}
+
+// Given is what the command line set in fs, taken now, before a profile sets more (after,
+// fs.Changed cannot tell them apart): whether it set the flag named name, and its value as
+// the flag prints it.
+func Given(fs *pflag.FlagSet) func(name string) (string, bool) {
+	set := map[string]string{}
+	fs.Visit(func(fl *pflag.Flag) { set[fl.Name] = fl.Value.String() })
+	return func(name string) (string, bool) {
+		v, ok := set[name]
+		return v, ok
+	}
 }

@@ -46,3 +46,27 @@ func Outputs(files []Output, hdrDir string) error {
 	}
 	return nil
 }
+
+// Paths are a load command's output flags: the report (--out, - for stdout), --live (- for
+// stdout), --plot, --html, the profiles and --hdr-dir.
+type Paths struct {
+	Out, Live, Plot, HTML, CPUProfile, MemProfile, HDRDir string
+}
+
+// Check makes sure the report and its extra files can be written, and that no two of them
+// are one file (Outputs); --live - and -o - cannot both have stdout. out is where the
+// report goes: the file, or "" for stdout (-o - is stdout, as for most tools).
+func (p Paths) Check() (out string, err error) {
+	out = p.Out
+	if out == "-" {
+		if p.Live == "-" {
+			return "", usage.Errorf("--live - and -o - both want stdout, where the NDJSON lines and the report would interleave; give the report a file (-o FILE), or drop -o - (with --live - the report goes to stderr)")
+		}
+		out = ""
+	}
+	files := []Output{{Flag: "out", Path: out}, {Flag: "plot", Path: p.Plot}, {Flag: "html", Path: p.HTML}, {Flag: "cpuprofile", Path: p.CPUProfile}, {Flag: "memprofile", Path: p.MemProfile}}
+	if p.Live != "-" {
+		files = append(files, Output{Flag: "live", Path: p.Live})
+	}
+	return out, Outputs(files, p.HDRDir)
+}

@@ -35,6 +35,9 @@ type Flags struct {
 	TLSCA, TLSCert, TLSKey                         string
 
 	fs *pflag.FlagSet
+	// replication, for a run with a failover, is the address through which a spawned
+	// replica reaches its initial master (ReplicateVia).
+	replication func(master string) (string, error)
 }
 
 // FlagsOf are the Redis flags among a command's bound service flags.
@@ -161,8 +164,8 @@ func (f *Flags) Open(ctx context.Context, need services.Need) (services.Conn, er
 		}
 	}
 	spec.Dial = need.Via
-	if need.Replication != nil {
-		spec.ReplicationVia = need.Replication
+	if f.replication != nil {
+		spec.ReplicationVia = f.replication
 		if spec.Topology == "" && spec.Need == "" {
 			spec.Topology = Sentinel // the only topology a failover can happen in
 		}

@@ -26,10 +26,10 @@ func init() {
 }
 
 // Home is Redis reached for a run, as the registry hands it out: the Conn, a
-// services.Conn (its Backend, its Close) and a services.HasChild. Of it the session asks
-// also what only Redis has: its roles for the node faults and the sentinel failover
-// (faults.NewNodes), the replica check; its barrier and clock are its Backend's
-// (workload.BarrierStore, workload.Clock).
+// services.Conn (its Backend, its Close), a services.HasChild, and what the node faults
+// discover by type assertion (faults_seam.go: services.HasMembers, faults.Described,
+// faults.NodeClients, faults.Failoverable). Of it the session asks also the replica check;
+// its barrier and clock are its Backend's (workload.BarrierStore, workload.Clock).
 type Home struct{ *Conn }
 
 var (

@@ -36,7 +36,7 @@ func spawn(t *testing.T) *redis.Conn {
 // run drives cfg's phases against conn through the engine, with the fault layer.
 func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 	t.Helper()
-	nodes := faults.NewNodes(conn, nil)
+	nodes := faults.NewNodes(&redis.Home{Conn: conn}, nil)
 	opts := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
 		specs, err := faults.ParseAll(ph.Faults)
 		if err != nil {

@@ -109,7 +109,7 @@ func underLatency(t *testing.T, ms int, names []string) []report.Result {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	nodes := faults.NewNodes(conn, proxies)
+	nodes := faults.NewNodes(&redis.Home{Conn: conn}, proxies)
 	fault := fmt.Sprintf("latency:node=0,ms=%d", ms)
 	var phases []workload.Phase
 	for _, name := range names {

@@ -55,7 +55,7 @@ func build(t testing.TB, conn *redis.Conn, name string, o strategies.Options) st
 // run drives cfg's phases against conn, with the fault layer when a phase has faults.
 func run(t *testing.T, conn *redis.Conn, cfg workload.Config) []report.Result {
 	t.Helper()
-	nodes := faults.NewNodes(conn, nil)
+	nodes := faults.NewNodes(&redis.Home{Conn: conn}, nil)
 	opts := workload.Options{Faults: func(ph workload.Phase) (workload.Faults, error) {
 		specs, err := faults.ParseAll(ph.Faults)
 		if err != nil {
