@@ -289,6 +289,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		if p.leader() {
 			p.cleanup()
 		}
+		stage("cleaned-up")
 	}()
 	if p.crashes != nil {
 		defer p.crashes.bury(context.WithoutCancel(ctx)) // after the stuck locks are counted
@@ -311,7 +312,9 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 			o.StartUp(s)
 		}
 	}
+	stage("phase")
 	release, err := p.startWorkers(ctx, work, kill, &workers, startUp)
+	stage("started")
 	defer p.stopEnds()  // runs before killWork: the workers are done by then
 	abandon := func() { // the parked workers end without running a cycle
 		stopWork()
@@ -375,12 +378,14 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		select {
 		case <-done:
 		case <-grace.C:
+			stage("drain-cut")
 			if o.drainCut != nil {
 				o.drainCut()
 			}
 			killWork()
 			<-done
 		}
+		stage("drained")
 	}
 
 	progress := func(pr Progress) {
@@ -400,11 +405,13 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		return r, ctx.Err()
 	}
 
+	stage("warmed-up")
 	var stopCost func(context.Context) (Cost, error)
 	var costErr error
 	if !o.NoCost {
 		stopCost, costErr = p.scope.StartCost(ctx)
 	}
+	stage("cost-probe")
 	statsBefore := p.strat.Stats()
 	clientCost := startClientCost() // lockbench's own CPU over the window (issue 32)
 	p.rec.on.Store(true)
@@ -418,6 +425,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	timeline, intervals, windowEnd := p.collect(ctx, p.winStart, from, progress, finish)
 	client := clientCost()
+	stage("window")
 	if open && ctx.Err() == nil {
 		windowStart, windowEnd = p.winStart, p.winEnd
 	}
@@ -432,6 +440,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 		// fault plan says what stopped it.
 		unanswered = costErr != nil && len(p.ph.Faults) == 0 && p.errs.probeFailed(costErr)
 	}
+	stage("cost-read")
 	drain()
 
 	r := p.result(windowStart, windowEnd, timeline, intervals)
@@ -481,6 +490,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	if p.hist != nil {
 		p.attachHistory(context.WithoutCancel(ctx), &r)
 	}
+	stage("result")
 	if ctx.Err() != nil {
 		r.Interrupted = true
 		return r, ctx.Err()
