@@ -164,11 +164,19 @@ func expiresAfterTTL(t *testing.T, e *env, prefix string) {
 	if err != nil {
 		t.Fatalf("lock still held %s after it was taken with a ttl of %s: %v", patience, ttl, err)
 	}
+	got := time.Now()
 	// Redis and the timestamp strategies count the ttl in whole milliseconds.
-	if took := time.Since(start); took < ttl-2*time.Millisecond {
+	if took := got.Sub(start); took < ttl-2*time.Millisecond {
 		t.Fatalf("another client took the lock %s after it was taken with a ttl of %s", took, ttl)
 	}
-	release(t, l)
+	// b's lease is as short (the timestamp strategies judge staleness by it): a starved
+	// machine that comes back to the release after the ttl finds the lock lapsed, which is
+	// not this case's subject (beside two busy loops fair's release came late 1 run in 3).
+	// That a release inside its lease succeeds, ReleaseTwice and ReleaseByNonOwner hold
+	// every strategy to, on leases that cannot lapse first; any other error fails here.
+	if err := l.Release(context.Background()); err != nil && !errors.Is(err, strategies.ErrNotOwner) {
+		t.Fatalf("Release %s after the acquire: %v", time.Since(got), err)
+	}
 }
 
 // releaseByNonOwner: a holder whose lease expired and was taken by someone else must not be
