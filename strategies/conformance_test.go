@@ -55,11 +55,15 @@ var conformance = []struct {
 	applies func(strategies.Info) bool
 	run     func(t *testing.T, e *env, prefix string)
 }{
-	// 20 spinners contend as hard as 50 waiters on a message: a spinner retries every 1ms,
-	// and 50 of them on redlock's five masters cost the suite half a minute of CPU.
+	// 20 contenders on one key, under each wait policy: at every release some 19 are
+	// waiting, which is what mutual exclusion is tested by. A spinner retries every 1ms,
+	// and 50 of them on redlock's five masters cost the suite half a minute of CPU; 50
+	// waiters backing off or woken by a message cost the suite ~20 CPU-seconds for the
+	// same 19-to-one contention, their attempts growing as the square of their number
+	// (each of 10 rounds of each worker waits behind all the others).
 	{"MutualExclusion/spin", safe, mutualExclusion("spin:1ms", 20)},
-	{"MutualExclusion/backoff", safe, mutualExclusion("backoff:1ms..20ms", 50)},
-	{"MutualExclusion/pubsub", safe, mutualExclusion("pubsub", 50)},
+	{"MutualExclusion/backoff", safe, mutualExclusion("backoff:1ms..20ms", 20)},
+	{"MutualExclusion/pubsub", safe, mutualExclusion("pubsub", 20)},
 	{"ExpiresAfterTTL", expires, expiresAfterTTL},
 	{"ReleaseByNonOwner", func(i strategies.Info) bool { return i.SafeUnlock }, releaseByNonOwner},
 	{"ReleaseTwice", nil, releaseTwice},
@@ -160,11 +164,19 @@ func expiresAfterTTL(t *testing.T, e *env, prefix string) {
 	if err != nil {
 		t.Fatalf("lock still held %s after it was taken with a ttl of %s: %v", patience, ttl, err)
 	}
+	got := time.Now()
 	// Redis and the timestamp strategies count the ttl in whole milliseconds.
-	if took := time.Since(start); took < ttl-2*time.Millisecond {
+	if took := got.Sub(start); took < ttl-2*time.Millisecond {
 		t.Fatalf("another client took the lock %s after it was taken with a ttl of %s", took, ttl)
 	}
-	release(t, l)
+	// b's lease is as short (the timestamp strategies judge staleness by it): a starved
+	// machine that comes back to the release after the ttl finds the lock lapsed, which is
+	// not this case's subject (beside two busy loops fair's release came late 1 run in 3).
+	// That a release inside its lease succeeds, ReleaseTwice and ReleaseByNonOwner hold
+	// every strategy to, on leases that cannot lapse first; any other error fails here.
+	if err := l.Release(context.Background()); err != nil && !errors.Is(err, strategies.ErrNotOwner) {
+		t.Fatalf("Release %s after the acquire: %v", time.Since(got), err)
+	}
 }
 
 // releaseByNonOwner: a holder whose lease expired and was taken by someone else must not be
