@@ -123,9 +123,11 @@ func (failingWriter) Write([]byte) (int, error) { return 0, syscall.EIO }
 
 // startInGroup starts the lockbench binary in a process group of its own, as a shell job
 // or GNU timeout's child is, writing its JSON report to out and its live lines to stdout.
+// The run goes at a rate: what these tests check is how it stops, and its workers looping
+// on one key took the cores until it did.
 func startInGroup(t *testing.T, env []string, out string, args ...string) *running {
 	t.Helper()
-	cmd := exec.Command(binary(t), append(args, "--live", "-", "-o", out, "-f", "json", "-q")...)
+	cmd := exec.Command(binary(t), append(args, "--rate", "200", "--live", "-", "-o", out, "-f", "json", "-q")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = append(os.Environ(), env...)
 	return startCommand(t, cmd)
@@ -291,7 +293,7 @@ func TestE2EHeaderShowsAtStartOnATerminal(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := exec.CommandContext(ctx, script, "-qfec", binary(t)+" run --workers 2 --duration 2s --warmup 0s", "/dev/null").CombinedOutput()
+	b, err := exec.CommandContext(ctx, script, "-qfec", binary(t)+" run --workers 2 --rate 200 --duration 2s --warmup 0s", "/dev/null").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %q", err, b)
 	}

@@ -20,7 +20,7 @@ func TestE2EMergeRefusesResultsOfAnotherRunExit2(t *testing.T) {
 	dir := t.TempDir()
 	runTo := func(name, addr string) string {
 		path := filepath.Join(dir, name)
-		code, _, stderr := cli("run", "--redis", addr, "-s", "token", "-w", "4", "-d", "1s", "--warmup", "0",
+		code, _, stderr := cli("run", "--redis", addr, "-s", "token", "-w", "4", "--rate", "200", "-d", "1s", "--warmup", "0",
 			"--format", "json", "--out", path, "-q")
 		if code != exitOK {
 			t.Fatalf("run: exit %d: %s", code, stderr)

@@ -122,7 +122,9 @@ func TestE2EMetricsEndpointDuringARun(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run([]string{"run", "--redis", srv.Addr, "--strategy", "token", "--workers", "4", "--duration", "6s", "--warmup", "0",
+		// At a rate: the series count up as well, and four workers looping on one key took
+		// the cores for the run's 6 s.
+		done <- run([]string{"run", "--redis", srv.Addr, "--strategy", "token", "--workers", "4", "--rate", "200", "--duration", "6s", "--warmup", "0",
 			"--metrics-addr", "127.0.0.1:0", "--quiet", "--format", "json", "--out", out}, &stdout, &stderr)
 	}()
 	addrRE := regexp.MustCompile(`metrics at (http://\S+/metrics)`)
@@ -179,7 +181,7 @@ func TestE2ELiveNDJSONOnStdout(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
-	code, stdout, stderr := cli("run", "--redis", srv.Addr, "--strategy", "token,fenced", "--workers", "4",
+	code, stdout, stderr := cli("run", "--redis", srv.Addr, "--strategy", "token,fenced", "--workers", "4", "--rate", "200",
 		"--duration", "2s", "--warmup", "500ms", "--live", "-", "--quiet")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -227,7 +229,7 @@ func TestE2ELiveFileAddsUpToTheReport(t *testing.T) {
 	redistest.Require(t)
 	srv, _ := redistest.Server(t)
 	path := filepath.Join(t.TempDir(), "live.ndjson")
-	code, stdout, stderr := cli("run", "--redis", srv.Addr, "--strategy", "token", "--workers", "4", "--keys", "2",
+	code, stdout, stderr := cli("run", "--redis", srv.Addr, "--strategy", "token", "--workers", "4", "--keys", "2", "--rate", "200",
 		"--duration", "2s", "--warmup", "0", "--live", path, "--format", "json", "--quiet")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

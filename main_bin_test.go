@@ -2,16 +2,15 @@ package main
 
 import (
 	"flag"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
 )
 
 // TestMain runs the tests, then stops the etcd, ZooKeeper and PostgreSQL servers they shared
-// (sharedServiceFlags) and removes the lockbench binary the tests that need a real process
-// built (buildOnce, in targets_test.go) with its temporary directory. Returning exits with
-// m.Run's code. Without -run, the build starts at once.
+// (sharedServiceFlags) and waits for the build of the lockbench binary the tests that need a
+// real process run (buildOnce, in targets_test.go: it is kept in the build cache). Returning
+// exits with m.Run's code. Without -run, the build starts at once.
 //
 // Most of the end-to-end tests wait, on holds, pauses, spawned servers and processes, more
 // than they compute: unless -parallel is given, two of them run per CPU rather than one.
@@ -33,9 +32,6 @@ func TestMain(m *testing.M) {
 	m.Run()
 	stopSharedServers()
 	if !only {
-		_, _ = buildOnce() // done building: nothing is left behind in binDir
-	}
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
+		_, _ = buildOnce() // done building: go run leaves nothing of its own behind
 	}
 }

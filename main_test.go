@@ -152,7 +152,7 @@ func TestE2ERunWritesOutAndHDRFiles(t *testing.T) {
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.csv")
-	code, stdout, stderr := cli("run", "--redis", srv.Addr, "-s", "token", "-w", "10", "-d", "1s", "--warmup", "0",
+	code, stdout, stderr := cli("run", "--redis", srv.Addr, "-s", "token", "-w", "10", "--rate", "200", "-d", "1s", "--warmup", "0",
 		"--format", "csv", "--out", out, "--hdr-dir", filepath.Join(dir, "hdr"))
 	if code != exitOK || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)

@@ -110,7 +110,7 @@ func TestE2EReportReadsOlderSchemaRefusesNewer(t *testing.T) {
 	srv, _ := redistest.Server(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "now.json")
-	if code, _, stderr := cli("run", "--redis", srv.Addr, "-s", "token", "-w", "4", "-d", "1s", "--warmup", "0", "-q",
+	if code, _, stderr := cli("run", "--redis", srv.Addr, "-s", "token", "-w", "4", "--rate", "200", "-d", "1s", "--warmup", "0", "-q",
 		"--format", "json", "--out", path); code != exitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}

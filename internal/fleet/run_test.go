@@ -2,10 +2,10 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,30 +18,33 @@ import (
 )
 
 // A fleet's children are lockbench processes (the test binary is not lockbench): the tests
-// that start them build the binary once, without the race detector, into binDir, which
-// TestMain removes.
+// that start them take the binary, built without the race detector, from the build cache
+// (cachedBinary), where package main's tests take it too.
 
-var binDir string
+var buildOnce = sync.OnceValues(func() (string, error) { return cachedBinary("github.com/lockbench/lockbench") })
 
-var buildOnce = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "lockbench-fleet-bin-")
-	if err != nil {
-		return "", err
+// cachedBinary returns the executable of the command pkg that `go run` keeps in the build
+// cache (Go 1.24 and later), building and linking it if the cache has none. Linking
+// lockbench takes 7 CPU-s; go build -o linked it again for each test binary that runs it
+// (this package's and package main's). The first `go run` of a build stores the executable
+// in the cache and prints its temporary copy, which is gone when go run ends: the second
+// finds the cached one.
+func cachedBinary(pkg string) (string, error) {
+	var out []byte
+	for range 2 {
+		var err error
+		if out, err = exec.Command("go", "run", "-exec", "echo", pkg).Output(); err != nil {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return "", fmt.Errorf("build %s: %v\n%s", pkg, err, exit.Stderr)
+			}
+			return "", fmt.Errorf("build %s: %v", pkg, err)
+		}
+		if fi, err := os.Stat(strings.TrimSpace(string(out))); err == nil && fi.Mode().IsRegular() {
+			return strings.TrimSpace(string(out)), nil
+		}
 	}
-	binDir = dir
-	bin := filepath.Join(dir, "lockbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lockbench/lockbench").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	return "", fmt.Errorf("build %s: go run printed %q, which is not a file", pkg, out)
 }
 
 func binary(t *testing.T) string {
