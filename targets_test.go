@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/testbin"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/workload"
@@ -355,32 +356,8 @@ func TestE2EFailOnUnsafeExits3(t *testing.T) {
 	}
 }
 
-// buildOnce builds lockbench once per test binary run (cachedBinary).
-var buildOnce = sync.OnceValues(func() (string, error) { return cachedBinary(".") })
-
-// cachedBinary returns the executable of the command pkg that `go run` keeps in the build
-// cache (Go 1.24 and later), building and linking it if the cache has none. Linking
-// lockbench takes 7 CPU-s; go build -o linked it again for each test binary that runs it
-// (this package's and internal/fleet's), and for each test binary run. The first `go run`
-// of a build stores the executable in the cache and prints its temporary copy, which is gone
-// when go run ends: the second finds the cached one.
-func cachedBinary(pkg string) (string, error) {
-	var out []byte
-	for range 2 {
-		var err error
-		if out, err = exec.Command("go", "run", "-exec", "echo", pkg).Output(); err != nil {
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				return "", fmt.Errorf("build %s: %v\n%s", pkg, err, exit.Stderr)
-			}
-			return "", fmt.Errorf("build %s: %v", pkg, err)
-		}
-		if fi, err := os.Stat(strings.TrimSpace(string(out))); err == nil && fi.Mode().IsRegular() {
-			return strings.TrimSpace(string(out)), nil
-		}
-	}
-	return "", fmt.Errorf("build %s: go run printed %q, which is not a file", pkg, out)
-}
+// buildOnce builds lockbench once per test binary run (testbin.Lockbench).
+var buildOnce = sync.OnceValues(testbin.Lockbench)
 
 func binary(t *testing.T) string {
 	t.Helper()

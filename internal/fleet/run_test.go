@@ -2,10 +2,7 @@ package fleet
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,38 +11,15 @@ import (
 
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/redistest"
+	"github.com/lockbench/lockbench/internal/testbin"
 	"github.com/lockbench/lockbench/workload"
 )
 
 // A fleet's children are lockbench processes (the test binary is not lockbench): the tests
 // that start them take the binary, built without the race detector, from the build cache
-// (cachedBinary), where package main's tests take it too.
+// (testbin.Lockbench), where package main's tests take it too.
 
-var buildOnce = sync.OnceValues(func() (string, error) { return cachedBinary("github.com/lockbench/lockbench") })
-
-// cachedBinary returns the executable of the command pkg that `go run` keeps in the build
-// cache (Go 1.24 and later), building and linking it if the cache has none. Linking
-// lockbench takes 7 CPU-s; go build -o linked it again for each test binary that runs it
-// (this package's and package main's). The first `go run` of a build stores the executable
-// in the cache and prints its temporary copy, which is gone when go run ends: the second
-// finds the cached one.
-func cachedBinary(pkg string) (string, error) {
-	var out []byte
-	for range 2 {
-		var err error
-		if out, err = exec.Command("go", "run", "-exec", "echo", pkg).Output(); err != nil {
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				return "", fmt.Errorf("build %s: %v\n%s", pkg, err, exit.Stderr)
-			}
-			return "", fmt.Errorf("build %s: %v", pkg, err)
-		}
-		if fi, err := os.Stat(strings.TrimSpace(string(out))); err == nil && fi.Mode().IsRegular() {
-			return strings.TrimSpace(string(out)), nil
-		}
-	}
-	return "", fmt.Errorf("build %s: go run printed %q, which is not a file", pkg, out)
-}
+var buildOnce = sync.OnceValues(testbin.Lockbench)
 
 func binary(t *testing.T) string {
 	t.Helper()
