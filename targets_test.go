@@ -706,7 +706,11 @@ func TestE2EEmbeddedWhenNoRedisServer(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PATH="+goBin) // redis-server is not there; the last PATH counts
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	// The point is what the output says of the fake, not the verdict: on a starved machine
+	// fair may acquire once in 300ms, and its phase is then inconclusive (exit 6, ci28
+	// beside two busy loops); the run still prints its report.
+	var exit *exec.ExitError
+	if err := cmd.Run(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == exitInconclusive && strings.Contains(errOut.String(), "inconclusive")) {
 		t.Fatalf("%v: %s", err, errOut.String())
 	}
 	stdout := out.String()

@@ -33,6 +33,22 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// FreePorts returns n distinct free ports on 127.0.0.1: each is held until all are chosen,
+// so that two calls of FreePort in a row cannot hand out the same port twice (the kernel
+// may give a port just released to the next bind).
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 // Spawned servers die with lockbench even when it is killed (see Start), but a killed
 // process cannot remove its temporary directory. Each such directory therefore records its
 // owner's pid, and the next lockbench process that makes one (TempDir) removes the

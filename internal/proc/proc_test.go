@@ -166,3 +166,17 @@ func TestOwnerAndListensTCP(t *testing.T) {
 		t.Errorf("ListensTCP(self, %d) after Close = %v, %v; want false", port, got, err)
 	}
 }
+
+func TestFreePortsAreDistinct(t *testing.T) {
+	ports, err := FreePorts(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: %d is zero or given twice", ports, p)
+		}
+		seen[p] = true
+	}
+}

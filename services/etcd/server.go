@@ -35,15 +35,16 @@ func Spawn(ctx context.Context, members int) (*Conn, error) {
 	}
 	c := &Conn{dir: dir, servers: []*server.Process{}}
 	var clients, peers, cluster []string
+	// Every member's two ports at once, distinct: chosen one at a time, two members were
+	// once handed the same port ("initial cluster ... has duplicate url").
+	ports, err := proc.FreePorts(2 * members)
+	if err != nil {
+		removeDir(dir)
+		return nil, fmt.Errorf("etcd: no free port on 127.0.0.1")
+	}
 	for i := range members {
-		clientPort, err1 := proc.FreePort()
-		peerPort, err2 := proc.FreePort()
-		if err1 != nil || err2 != nil {
-			removeDir(dir)
-			return nil, fmt.Errorf("etcd: no free port on 127.0.0.1")
-		}
-		clients = append(clients, fmt.Sprintf("http://127.0.0.1:%d", clientPort))
-		peers = append(peers, fmt.Sprintf("http://127.0.0.1:%d", peerPort))
+		clients = append(clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
+		peers = append(peers, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]))
 		cluster = append(cluster, fmt.Sprintf("n%d=%s", i+1, peers[i]))
 	}
 	for i := range members {
