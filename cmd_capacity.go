@@ -25,7 +25,10 @@ Examples:
 
 func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("capacity --slo p99=DUR[,timeouts=P%] [flags]", capacitySynopsis, stdout)
-	f := loadFlags{command: "capacity"}
+	// With --procs each step is a run of one phase in every process (fleet.Step), and
+	// capacity's own flags are not run's.
+	f := loadFlags{launch.Request{Command: "capacity", ChildCommand: "run",
+		ChildDrop: []string{"slo", "start", "factor", "step-duration", "warmup"}}}
 	f.bind(fs)
 	var ramp workload.Ramp
 	slo := fs.String("slo", "", "the objective a step must meet: p99=DURATION[,timeouts=PERCENT%] (timeouts default 0.1%)")
@@ -40,21 +43,17 @@ func capacityCmd(args []string, stdout, stderr io.Writer) error {
 	if *slo == "" {
 		return usageErrorf("--slo is required, e.g. --slo p99=5ms")
 	}
-	if err := ramp.Settle(&f.cfg, cmdline.Given(fs)); err != nil { // the ramp's rates and steps, capacity's warm-up
+	if err := ramp.Settle(&f.Config, cmdline.Given(fs)); err != nil { // the ramp's rates and steps, capacity's warm-up
 		return err
 	}
 	objective, err := workload.ParseSLO(*slo)
 	if err != nil {
 		return err
 	}
-	p, err := f.plan(nil, ramp.StepDuration) // scheduled faults fire within a step
+	f.FaultWindow = ramp.StepDuration // scheduled faults fire within a step
+	p, err := launch.NewPlan(&f.Request)
 	if err != nil {
 		return err
-	}
-	if p.Fleet != nil {
-		// With --procs each step is a run of one phase in every process (fleet.Step), and
-		// capacity's own flags are not run's.
-		p.Fleet.Command, p.Fleet.Drop = "run", []string{"slo", "start", "factor", "step-duration", "warmup"}
 	}
 	r, err := launch.Start(p, stdout, stderr)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/lockbench/lockbench/internal/launch"
 	"github.com/lockbench/lockbench/profiles"
 	"github.com/lockbench/lockbench/report"
 )
@@ -40,9 +41,9 @@ func profilesCmd(args []string, stdout, _ io.Writer) error {
 // without running anything: the errors run would give, field and line named.
 func checkProfile(name string) error {
 	fs := newFlags("run [flags]", runSynopsis, io.Discard)
-	f := loadFlags{command: "run"}
+	f := loadFlags{launch.Request{Command: "run"}}
 	f.bind(fs)
-	f.profile = name
-	_, _, err := f.resolve()
+	f.Profile = name
+	_, _, err := f.Resolve()
 	return err
 }

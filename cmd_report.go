@@ -11,7 +11,6 @@ import (
 	"github.com/lockbench/lockbench/internal/usage"
 	"github.com/lockbench/lockbench/plot"
 	"github.com/lockbench/lockbench/report"
-	htmlreport "github.com/lockbench/lockbench/report/html"
 )
 
 // reportCmd works on result files written with --format json.
@@ -68,8 +67,9 @@ func reportCompare(args []string, stdout io.Writer) error {
 	if err := cmdline.ParseFiles(fs, args, 2, 2); err != nil {
 		return err
 	}
-	if *threshold < 0 {
-		return usageErrorf("invalid --threshold %v: must be a percentage >= 0", *threshold)
+	opts, err := output.CompareOptions(*threshold)
+	if err != nil {
+		return err
 	}
 	a, err := output.ReadSummary(fs.Arg(0))
 	if err != nil {
@@ -79,7 +79,7 @@ func reportCompare(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := report.Compare(a, b, report.CompareOptions{Threshold: *threshold / 100})
+	c, err := report.Compare(a, b, opts)
 	if err != nil {
 		return &usage.Error{Err: err} // the two files do not compare: the input is the problem
 	}
@@ -158,29 +158,12 @@ func reportHTML(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	write := func(render func(io.Writer) error) error {
-		if *out == "-" {
-			return render(stdout)
-		}
-		return output.WriteHTML(*out, render)
-	}
-	if fs.NArg() == 1 {
-		if c, ok, err := output.ReadComparison(fs.Arg(0)); err != nil || ok {
-			if err != nil {
-				return err
-			}
-			return write(func(w io.Writer) error { return htmlreport.WriteComparison(w, c) })
-		}
-	}
-	var sum *report.Summary
-	var err error
-	if fs.NArg() == 1 {
-		sum, err = output.ReadSummary(fs.Arg(0))
-	} else {
-		sum, err = output.MergeFiles(fs.Args(), report.MergeOptions{})
-	}
+	render, err := output.HTMLReport(fs.Args())
 	if err != nil {
 		return err
 	}
-	return write(func(w io.Writer) error { return htmlreport.Write(w, sum) })
+	if *out == "-" {
+		return render(stdout)
+	}
+	return output.WriteHTML(*out, render)
 }

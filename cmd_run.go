@@ -25,12 +25,12 @@ Examples:
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run [flags]", runSynopsis, stdout)
-	f := loadFlags{command: "run"}
+	f := loadFlags{launch.Request{Command: "run"}}
 	f.bind(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	p, err := f.plan(nil, 0)
+	p, err := launch.NewPlan(&f.Request)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ Examples:
 
 func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep --param NAME=V1,V2,... [flags]", sweepSynopsis, stdout)
-	f := loadFlags{command: "sweep"}
+	f := loadFlags{launch.Request{Command: "sweep"}}
 	f.bind(fs)
 	param := new(workload.SweepParam)
 	fs.Var(param, "param", "the parameter to vary and its values: NAME=V1,V2,...")
@@ -48,7 +48,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err := opts.Validate(name); err != nil {
 		return err
 	}
-	p, err := f.plan(func(cfg *workload.Config) error { return cfg.Sweep(name, values) }, 0)
+	f.Prepare = func(cfg *workload.Config) error { return cfg.Sweep(name, values) }
+	p, err := launch.NewPlan(&f.Request)
 	if err != nil {
 		return err
 	}

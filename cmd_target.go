@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/cmdline"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/services/redis"
 )
@@ -47,7 +48,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "started %s: %s (Redis %s)\nstate: %s\nruns without --redis use it%s; stop it with 'lockbench target down%s'\n",
-			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state, stateHint(fs.Changed("state"), " with --state ", *state), stateHint(fs.Changed("state"), " --state ", *state))
+			st.Topology, strings.Join(st.Addrs, ", "), st.RedisVersion, *state, cmdline.Repeat(fs.Changed("state"), " with --state ", *state), cmdline.Repeat(fs.Changed("state"), " --state ", *state))
 		if st.RequirePass {
 			fmt.Fprintln(stdout, "the servers require the password: give runs --password or "+redis.PasswordEnv)
 		}
@@ -68,7 +69,7 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s topology, started %s, state %s\n", st.Topology, st.StartedAt.Format(time.RFC3339), *state)
 		if st.Stale {
-			fmt.Fprintf(stdout, "stale: none of its processes is alive; 'lockbench target down%s' removes the state file\n", stateHint(fs.Changed("state"), " --state ", *state))
+			fmt.Fprintf(stdout, "stale: none of its processes is alive; 'lockbench target down%s' removes the state file\n", cmdline.Repeat(fs.Changed("state"), " --state ", *state))
 		}
 		var rows [][]string
 		for _, n := range nodes {
@@ -77,12 +78,4 @@ func targetCmd(args []string, stdout, _ io.Writer) error {
 		return report.Table(stdout, redis.StatusHeader, rows)
 	}
 	return usageErrorf("unknown target subcommand %q; valid: up, down, status", fs.Arg(0))
-}
-
-// stateHint repeats a --state the user gave in a command line we suggest ("" without one).
-func stateHint(given bool, prefix, path string) string {
-	if !given {
-		return ""
-	}
-	return prefix + path
 }

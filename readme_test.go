@@ -260,7 +260,7 @@ func TestKubernetesJobIsConsistent(t *testing.T) {
 	if err := fs.Parse(expanded); err != nil {
 		t.Fatalf("args %q: %v", expanded, err)
 	}
-	if cfg, _, err := f.resolve(); err != nil {
+	if cfg, _, err := f.Resolve(); err != nil {
 		t.Errorf("args %q: %v", expanded, err)
 	} else if cfg.Barrier == nil || cfg.Barrier.Node != 2 || cfg.Barrier.Nodes != job.Spec.Completions {
 		t.Errorf("JOB_COMPLETION_INDEX=1 should make node 2/%d: %+v", job.Spec.Completions, cfg.Barrier)
@@ -269,7 +269,7 @@ func TestKubernetesJobIsConsistent(t *testing.T) {
 	// --out is on a mounted volume, not the read-only root.
 	mounted := false
 	for _, m := range c.VolumeMounts {
-		if strings.HasPrefix(f.out, strings.TrimSuffix(m.MountPath, "/")+"/") {
+		if strings.HasPrefix(f.Out, strings.TrimSuffix(m.MountPath, "/")+"/") {
 			mounted = slices.ContainsFunc(pod.Volumes, func(v struct {
 				Name string `yaml:"name"`
 			}) bool {
@@ -277,20 +277,20 @@ func TestKubernetesJobIsConsistent(t *testing.T) {
 			})
 		}
 	}
-	if f.out == "" || !mounted {
-		t.Errorf("--out %q should be on a mounted volume: %+v", f.out, c.VolumeMounts)
+	if f.Out == "" || !mounted {
+		t.Errorf("--out %q should be on a mounted volume: %+v", f.Out, c.VolumeMounts)
 	}
 
 	// Scrapeable: the annotations name the port --metrics-addr serves, a declared port.
 	ann := job.Spec.Template.Metadata.Annotations
-	_, port, _ := strings.Cut(f.metricsAddr, ":")
+	_, port, _ := strings.Cut(f.MetricsAddr, ":")
 	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/path"] != "/metrics" || port == "" || ann["prometheus.io/port"] != port ||
 		!slices.ContainsFunc(c.Ports, func(p struct {
 			ContainerPort int `yaml:"containerPort"`
 		}) bool {
 			return fmt.Sprint(p.ContainerPort) == port
 		}) {
-		t.Errorf("prometheus.io annotations %v should scrape --metrics-addr %q on a declared port %v", ann, f.metricsAddr, c.Ports)
+		t.Errorf("prometheus.io annotations %v should scrape --metrics-addr %q on a declared port %v", ann, f.MetricsAddr, c.Ports)
 	}
 	if len(pod.InitContainers) == 0 || !strings.Contains(string(raw), "redis_exporter") {
 		t.Errorf("job.yaml should show redis_exporter as a sidecar")

@@ -33,7 +33,7 @@ func TestPhaseSettingsMeanTheSameEverywhere(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		cfg, _, err := f.resolve()
+		cfg, _, err := f.Resolve()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,3 +141,12 @@ func Given(fs *pflag.FlagSet) func(name string) (string, bool) {
 		return v, ok
 	}
 }
+
+// Repeat is a flag the user gave, for a command line suggested to them: prefix+value
+// when given (" --state /x"), "" when not, so the suggestion reaches what they named.
+func Repeat(given bool, prefix, value string) string {
+	if !given {
+		return ""
+	}
+	return prefix + value
+}

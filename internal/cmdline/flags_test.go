@@ -41,3 +41,12 @@ func TestParseNames(t *testing.T) {
 		t.Errorf("--nope: %v; want a usage error", err)
 	}
 }
+
+func TestRepeat(t *testing.T) {
+	if got := Repeat(true, " --state ", "/s.json"); got != " --state /s.json" {
+		t.Errorf("given: %q", got)
+	}
+	if got := Repeat(false, " --state ", "/s.json"); got != "" {
+		t.Errorf("not given: %q, want nothing", got)
+	}
+}
