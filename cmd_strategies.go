@@ -24,16 +24,9 @@ func strategiesCmd(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	catalog := strategies.Catalog()
-	if len(names) > 0 {
-		catalog = catalog[:0]
-		for _, n := range names {
-			i, err := strategies.Resolve(n)
-			if err != nil {
-				return err
-			}
-			catalog = append(catalog, i)
-		}
+	catalog, err := strategies.CatalogOf(names)
+	if err != nil {
+		return err
 	}
 	switch *format {
 	case "json":

@@ -30,3 +30,18 @@ func TestCatalogRow(t *testing.T) {
 		t.Errorf("header of %d columns, rows of %d", len(strategies.CatalogHeader), len(want))
 	}
 }
+
+// CatalogOf lists the strategies named, in the order given, refuses a name that is none,
+// and without names is the whole catalog.
+func TestCatalogOf(t *testing.T) {
+	got, err := strategies.CatalogOf([]string{"token", "set-nx-del"})
+	if err != nil || len(got) != 2 || got[0].Name != "token" || got[1].Name != "set-nx-del" {
+		t.Errorf("CatalogOf(token, set-nx-del) = %v, %v", got, err)
+	}
+	if _, err := strategies.CatalogOf([]string{"token", "no-such-lock"}); err == nil {
+		t.Error("CatalogOf accepted no-such-lock")
+	}
+	if all, err := strategies.CatalogOf(nil); err != nil || len(all) != len(strategies.Catalog()) {
+		t.Errorf("CatalogOf() = %d strategies, %v; want the catalog's %d", len(all), err, len(strategies.Catalog()))
+	}
+}

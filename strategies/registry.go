@@ -187,6 +187,23 @@ func Catalog() []Info {
 	return out
 }
 
+// CatalogOf is the catalog of the strategies named (Resolve: a family's variants such as
+// lua:DIR too), in the order given; with no names, the whole Catalog.
+func CatalogOf(names []string) ([]Info, error) {
+	if len(names) == 0 {
+		return Catalog(), nil
+	}
+	out := make([]Info, 0, len(names))
+	for _, n := range names {
+		i, err := Resolve(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
 // Lookup returns the Info of a registered strategy or of a family's variant (loading it
 // the first time); false when Resolve would return an error.
 func Lookup(name string) (Info, bool) {
