@@ -96,6 +96,7 @@ func init() {
 	}, newReentrantHash)
 	register(Info{
 		Name:              "redisson-lock",
+		OwnLease:          redissonWatchdogTimeout,
 		Summary:           "Redisson's RLock: hash field owner -> hold count; a partial release re-arms the ttl, the last deletes and publishes on the lock's channel, waking one waiter",
 		SafeUnlock:        true,
 		Reentrant:         true,
@@ -108,6 +109,7 @@ func init() {
 	}, newRedissonLock)
 	register(Info{
 		Name:              "spin-lock",
+		OwnLease:          redissonWatchdogTimeout,
 		Summary:           "RedissonSpinLock: redisson-lock's hash lock without pub/sub; waiters poll with Redisson's exponential backoff (1ms, doubling plus jitter, at most 128ms)",
 		SafeUnlock:        true,
 		Reentrant:         true,
@@ -121,6 +123,7 @@ func init() {
 	}, newRedissonSpinLock)
 	register(Info{
 		Name:              "redisson-fair",
+		OwnLease:          redissonWatchdogTimeout,
 		Summary:           "RedissonFairLock: RLock's hash plus a queue of owners and a sorted set of their timeouts, stale heads pruned on every call; only the head takes a free lock, and a release wakes only it",
 		SafeUnlock:        true,
 		Reentrant:         true,
@@ -133,6 +136,7 @@ func init() {
 	}, newRedissonFair)
 	register(Info{
 		Name:              "rw-lock",
+		OwnLease:          redissonWatchdogTimeout,
 		Summary:           "RReadWriteLock: one hash per key with a mode, readers' and the writer's hold counts, and a timeout key per read hold; readers share, a writer is alone; a release that frees the lock publishes on its channel",
 		SafeUnlock:        true,
 		Reentrant:         true,
@@ -165,6 +169,7 @@ func init() {
 	}, newExpirableSemaphore)
 	register(Info{
 		Name:              "multilock",
+		OwnLease:          redissonWatchdogTimeout,
 		Summary:           "RedissonMultiLock over RLocks: the keys of a set taken one by one in the order given, each with redisson-lock's script and wait; a round that runs out (1.5s per key) gives back what it took and starts over; released together",
 		SafeUnlock:        true,
 		Reentrant:         true,

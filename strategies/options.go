@@ -376,6 +376,9 @@ func settle(info Info, p Params) (Params, error) {
 			return p, err
 		}
 		s.setLease(t, DefaultTTL)
+	} else if own := info.OwnLease; own > 0 && !t.Chosen() && !p.Watchdog.Enabled() {
+		s.setLease(TTLOf(own), own) // the strategy's own default, in place of DefaultTTL
+		s.renewal = own / 3
 	} else {
 		s.setLease(t, t.Duration())
 	}

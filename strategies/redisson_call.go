@@ -7,11 +7,9 @@ import (
 
 // Redisson's lockWatchdogTimeout (Config.java, redisson-4.7.0: 30 * 1000 ms): the lease of a
 // lock taken without a leaseTime, renewed every third of it (RenewalTask.schedule,
-// renewal/RenewalTask.java lines 47-54).
-const (
-	redissonWatchdogTimeout = 30 * time.Second
-	redissonRenewEvery      = redissonWatchdogTimeout / 3
-)
+// renewal/RenewalTask.java lines 47-54): the family's Info.OwnLease, which Settle makes the
+// phase's lease, renewed every third of it, when the caller chose none.
+const redissonWatchdogTimeout = 30 * time.Second
 
 // LeaseReporter is a Strategy whose lease is not always the Options' TTL and Watchdog: the
 // Redisson family, which runs as Redisson's lock() when the caller chose no lease
@@ -31,7 +29,7 @@ func (l redissonLease) Lease() (time.Duration, time.Duration, string) {
 	return l.ttl, l.renewal, l.call
 }
 
-// redissonCall fixes o's lease as Redisson's call for it, and names the call. Every lockbench
+// redissonCall names the Redisson call o's lease is (Settle made it). Every lockbench
 // acquire has a wait time (--acquire-timeout), so each is one of RLock's tryLock forms:
 //   - no ttl and no watchdog given: tryLock(waitTime), leaseTime -1, which takes
 //     lockWatchdogTimeout's 30s lease and renews it every 10s (RedissonLock.tryAcquireAsync,
@@ -45,9 +43,8 @@ func redissonCall(o *resolved) redissonLease {
 	case o.TTL.None():
 		return redissonLease{call: "no lease: not a Redisson call"}
 	case !o.TTL.Chosen() && !o.Watchdog.Enabled():
-		// Redisson's own default lease, in place of DefaultTTL: the strategy's default.
-		o.setLease(TTLOf(redissonWatchdogTimeout), redissonWatchdogTimeout)
-		o.renewal = redissonRenewEvery
+		// Redisson's own default lease, in place of DefaultTTL (Info.OwnLease), which
+		// Settle made.
 		return redissonLease{o.ttl, o.renewal, "tryLock(waitTime): lockWatchdogTimeout 30s, renewed every 10s (Redisson's default, as lock())"}
 	case o.renewal == 0:
 		return redissonLease{o.ttl, 0, fmt.Sprintf("tryLock(waitTime, leaseTime %s): no watchdog", o.ttl)}

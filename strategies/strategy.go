@@ -153,6 +153,10 @@ type Info struct {
 	// NoTTL: the strategy can also run without a ttl (Options.TTL NoTTL, --ttl 0): its lock
 	// key then never expires, and a holder that dies keeps it for good.
 	NoTTL bool `json:"no_ttl,omitempty"`
+	// OwnLease is the strategy's own default lease, in place of DefaultTTL, when neither
+	// --ttl nor --watchdog is given, renewed every third of it: Redisson's lock() lease,
+	// lockWatchdogTimeout (redissonWatchdogTimeout). Settle makes it, once per phase; 0: none.
+	OwnLease time.Duration `json:"-"`
 	// SafeWithoutFaults: mutual exclusion holds when no fault is injected, clocks agree and
 	// holds stay well below the ttl. Strategies that claim it are held to it by the tests.
 	SafeWithoutFaults bool `json:"safe_without_faults"`
