@@ -29,6 +29,8 @@
 # The table goes to stdout, progress to stderr. Every process it starts is stopped by pid on
 # exit; every run is bounded by `timeout`. Exit 2 when something it needs is missing.
 set -Eeuo pipefail
+me=drivers_vs_loops
+. "$(dirname "$0")/lib.sh"
 
 rounds=3
 duration=2
@@ -46,8 +48,8 @@ while [ $# -gt 0 ]; do
     *) echo "drivers_vs_loops.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only, --lag" >&2; exit 2 ;;
   esac
 done
-case $rounds in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
-case $duration in ''|*[!0-9]*|0) echo "drivers_vs_loops.sh: invalid --duration $duration; valid: whole seconds >= 1" >&2; exit 2 ;; esac
+lib_count rounds "$rounds" "an integer >= 1"
+lib_count duration "$duration" "whole seconds >= 1"
 
 IFS=, read -r -a libs <<<"$only"
 for lib in "${libs[@]}"; do
@@ -56,40 +58,12 @@ done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-log() { echo "drivers_vs_loops: $*" >&2; }
-die() { log "$*"; exit 2; }
-command -v redis-server >/dev/null || die "redis-server not found (apt-get install -y redis-server)"
 command -v node >/dev/null || die "node not found"
 [ -d drivers/node/node_modules/redlock ] || die "drivers/node/node_modules missing: (cd drivers/node && npm ci)"
 /usr/bin/python3 -c 'import redis' 2>/dev/null || die "/usr/bin/python3 cannot import redis (apt-get install -y python3-redis)"
 
-tmp=$(mktemp -d /tmp/drivers-vs-loops.XXXXXX)
-redis_pid=""
-run_pid=""
-cleanup() {
-  if [ -n "$run_pid" ]; then kill -TERM "$run_pid" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; fi
-  if [ -n "$redis_pid" ]; then kill -TERM "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -z "$bin" ]; then
-  log "building lockbench"
-  go build -o "$tmp/lockbench" . || die "go build failed"
-  bin=$tmp/lockbench
-fi
-
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --logfile "$tmp/redis.log" >/dev/null 2>&1 &
-redis_pid=$!
-for _ in $(seq 1 50); do
-  [ "$(redis-cli -p "$port" PING 2>/dev/null)" = "PONG" ] && break
-  kill -0 "$redis_pid" 2>/dev/null || die "redis-server did not start; see $tmp/redis.log"
-  sleep 0.1
-done
-addr=127.0.0.1:$port
+lib_start
+lib_redis
 
 # bounded RUN OUT CMD...: run CMD with its stdout to OUT, under timeout.
 bounded() {
@@ -129,7 +103,6 @@ loop() {
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["acquires_per_s"], r["acquire_p50_us"], "-")' "$2.json" >"$2"
 }
 
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 start=$(date +%s)
 for lib in "${libs[@]}"; do

@@ -25,6 +25,8 @@
 # The table goes to stdout, progress to stderr. Every process it starts is stopped by pid on
 # exit; every run is bounded by `timeout`. Exit 2 when something it needs is missing.
 set -Eeuo pipefail
+me=lua_vs_token
+. "$(dirname "$0")/lib.sh"
 
 rounds=5
 duration=3
@@ -40,45 +42,17 @@ while [ $# -gt 0 ]; do
     *) echo "lua_vs_token.sh: unknown argument $1; valid: --bin, --rounds, --duration, --only" >&2; exit 2 ;;
   esac
 done
-case $rounds in ''|*[!0-9]*|0) echo "lua_vs_token.sh: invalid --rounds $rounds; valid: an integer >= 1" >&2; exit 2 ;; esac
-case $duration in ''|*[!0-9]*|0) echo "lua_vs_token.sh: invalid --duration $duration; valid: whole seconds >= 1" >&2; exit 2 ;; esac
+lib_count rounds "$rounds" "an integer >= 1"
+lib_count duration "$duration" "whole seconds >= 1"
 case $only in hot|spread|hot,spread) ;; *) echo "lua_vs_token.sh: invalid --only $only; valid: hot, spread" >&2; exit 2 ;; esac
 IFS=, read -r -a loads <<<"$only"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-log() { echo "lua_vs_token: $*" >&2; }
-die() { log "$*"; exit 2; }
-command -v redis-server >/dev/null || die "redis-server not found (apt-get install -y redis-server)"
 command -v python3 >/dev/null || die "python3 not found"
 
-tmp=$(mktemp -d /tmp/lua-vs-token.XXXXXX)
-redis_pid=""
-run_pid=""
-cleanup() {
-  if [ -n "$run_pid" ]; then kill -TERM "$run_pid" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; fi
-  if [ -n "$redis_pid" ]; then kill -TERM "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -z "$bin" ]; then
-  log "building lockbench"
-  go build -o "$tmp/lockbench" . || die "go build failed"
-  bin=$tmp/lockbench
-fi
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --logfile "$tmp/redis.log" >/dev/null 2>&1 &
-redis_pid=$!
-for _ in $(seq 1 50); do
-  [ "$(redis-cli -p "$port" PING 2>/dev/null)" = "PONG" ] && break
-  kill -0 "$redis_pid" 2>/dev/null || die "redis-server did not start; see $tmp/redis.log"
-  sleep 0.1
-done
-addr=127.0.0.1:$port
+lib_start
+lib_redis
 
 # one WORKLOAD STRATEGY OUT: one lockbench process of STRATEGY; its figures to OUT.
 one() {
@@ -106,7 +80,6 @@ print(r["acquire_rate_per_s"], c["commands_per_acquire"], c.get("data_commands_p
 ' "$3.json" >"$3"
 }
 
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 start=$(date +%s)
 for w in "${loads[@]}"; do
