@@ -505,8 +505,12 @@ func TestE2EZKPartitionRecovers(t *testing.T) {
 		t.Fatalf("the partition's events are missing: %+v", r.Events)
 	}
 	if !met || r.Safety.Overlaps != 0 {
-		t.Fatalf("zk-lock after a 1 s partition (cut %.2fs, healed %.2fs): %.0f acquires/s before the cut, no two seconds in a row after the heal at half of it within a minute; %d overlaps; want it back at pace, safe; timeline %+v",
-			cutOff.TS, healed.TS, before, r.Safety.Overlaps, r.Timeline)
+		var tl []string
+		for _, sec := range r.Timeline {
+			tl = append(tl, fmt.Sprintf("%.1fs:%d", sec.TS, sec.Acquired))
+		}
+		t.Fatalf("zk-lock after a 1 s partition (cut %.2fs, healed %.2fs): %.0f acquires/s before the cut, no two seconds in a row after the heal at half of it within a minute; %d overlaps; want it back at pace, safe; acquires by second %s",
+			cutOff.TS, healed.TS, before, r.Safety.Overlaps, strings.Join(tl, " "))
 	}
 	if begin := atPace.TS - atPace.IntervalS; begin < healed.TS {
 		t.Errorf("the second judged at pace (%.2f-%.2fs) began before the heal (%.2fs)", begin, atPace.TS, healed.TS)
