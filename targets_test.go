@@ -839,22 +839,42 @@ func TestE2EPitfallsRedlockRestartIsUnsafe(t *testing.T) {
 // The pitfalls profile's release pause: get-del's GET finds its own token, the lease lapses
 // during the pause, and its DEL removes the next holder's lock; token's compare-and-delete
 // script removes nothing that is not its own.
+//
+// The oracle counts a misdelete when the holder whose lock the late DEL removed finds it
+// gone on its own release, made in time, after the late release has come back and named it
+// a suspect: counted only when both sides are seen in that order, never guessed. A starved
+// machine delays the late release's return past the victim's 20 ms hold, and few misdeletes
+// are then seen (0 in 110 acquires at load 19). So get-del's phase runs again until it has
+// shown one, given a generous bound; a get-del that removed no one else's lock would never
+// show one.
 func TestE2EPitfallsGetDelMisdeletes(t *testing.T) {
 	t.Parallel()
 	redistest.Require(t)
-	for _, tt := range []struct {
-		strategy   string
-		misdeletes bool
-	}{{"get-del", true}, {"token", false}} {
-		s, code, stderr := runBinaryJSON(t, append(pitfallsPhase(t, tt.strategy, "release-pause"), "--duration", "2s", "--warmup", "0")...)
+	phase := func(strategy string) report.Result {
+		t.Helper()
+		s, code, stderr := runBinaryJSON(t, append(pitfallsPhase(t, strategy, "release-pause"), "--duration", "2s", "--warmup", "0")...)
 		if s == nil {
-			t.Fatalf("%s: exit %d: %s", tt.strategy, code, stderr)
+			t.Fatalf("%s: exit %d: %s", strategy, code, stderr)
 		}
-		r := s.Results[0]
-		if got := r.Safety.Misdeletes > 0; got != tt.misdeletes || r.Acquired == 0 {
-			t.Errorf("%s under release pauses past the ttl: %d misdeletes in %d acquires, verdict %q; want misdeletes: %v",
-				tt.strategy, r.Safety.Misdeletes, r.Acquired, r.Verdict, tt.misdeletes)
+		return s.Results[0]
+	}
+	var tries []string
+	for giveUp := time.Now().Add(2 * time.Minute); ; {
+		r := phase("get-del")
+		if r.Safety.Misdeletes > 0 && r.Acquired > 0 {
+			break
 		}
+		tries = append(tries, fmt.Sprintf("%d misdeletes in %d acquires, verdict %q", r.Safety.Misdeletes, r.Acquired, r.Verdict))
+		if time.Now().After(giveUp) {
+			t.Fatalf("get-del under release pauses past the ttl, run for 2 minutes: %s; want misdeletes", strings.Join(tries, "; "))
+		}
+	}
+	if len(tries) > 0 {
+		t.Logf("get-del showed misdeletes in run %d; before: %s", len(tries)+1, strings.Join(tries, "; "))
+	}
+	if r := phase("token"); r.Safety.Misdeletes != 0 || r.Acquired == 0 {
+		t.Errorf("token under release pauses past the ttl: %d misdeletes in %d acquires, verdict %q; want none",
+			r.Safety.Misdeletes, r.Acquired, r.Verdict)
 	}
 }
 

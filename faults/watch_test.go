@@ -145,24 +145,64 @@ func (w *watch) ticksAfter(at time.Time) int {
 	return n
 }
 
-// rate is the acquires per second between the first samples at which from and to acquires
-// had been made; 0 when the samples do not span that.
-func (w *watch) rate(from, to uint64) float64 {
+// window is the time between two samples of a watch and the acquires made in between.
+type window struct {
+	from, to time.Time
+	acquires uint64
+}
+
+func (x window) rate() float64 {
+	if !x.to.After(x.from) {
+		return 0
+	}
+	return float64(x.acquires) / x.to.Sub(x.from).Seconds()
+}
+
+// between is the window between the first samples at which from and to acquires had been
+// made; false when the samples do not span that.
+func (w *watch) between(from, to uint64) (window, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	i := slices.IndexFunc(w.samples, func(s sample) bool { return s.entered >= from })
 	j := slices.IndexFunc(w.samples, func(s sample) bool { return s.entered >= to })
 	if i < 0 || j <= i {
+		return window{}, false
+	}
+	a, b := w.samples[i], w.samples[j]
+	return window{from: a.at, to: b.at, acquires: b.entered - a.entered}, true
+}
+
+// rate is the acquires per second between the first samples at which from and to acquires
+// had been made; 0 when the samples do not span that.
+func (w *watch) rate(from, to uint64) float64 {
+	x, _ := w.between(from, to)
+	return x.rate()
+}
+
+// rateOver is the acquire rate between the first samples taken at or after from and to:
+// a phase run beside another (control), over a window of the other's.
+func (w *watch) rateOver(from, to time.Time) float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := slices.IndexFunc(w.samples, func(s sample) bool { return !s.at.Before(from) })
+	j := slices.IndexFunc(w.samples, func(s sample) bool { return !s.at.Before(to) })
+	if i < 0 || j <= i {
 		return 0
 	}
 	a, b := w.samples[i], w.samples[j]
-	return float64(b.entered-a.entered) / b.at.Sub(a.at).Seconds()
+	return window{from: a.at, to: b.at, acquires: b.entered - a.entered}.rate()
 }
 
 // rateBefore is the acquire rate up to m, leaving out the first quarter of the acquires
 // made before it (connections, the first round of contention). The slice of samples after
 // the last one before m is left out, so that the rate is not diluted by the fault.
 func (w *watch) rateBefore(t *testing.T, m mark) float64 {
+	t.Helper()
+	return w.windowBefore(t, m).rate()
+}
+
+// windowBefore is the window rateBefore takes its rate over.
+func (w *watch) windowBefore(t *testing.T, m mark) window {
 	t.Helper()
 	skip := m.entered / 4
 	w.mu.Lock()
@@ -178,13 +218,18 @@ func (w *watch) rateBefore(t *testing.T, m mark) float64 {
 		t.Fatalf("%d acquires before %q: too few to take a rate from", m.entered, m.What)
 	}
 	a, b := w.samples[i], w.samples[j]
-	return float64(b.entered-a.entered) / b.at.Sub(a.at).Seconds()
+	return window{from: a.at, to: b.at, acquires: b.entered - a.entered}
 }
 
 // rateAfter is the acquire rate over the n acquires that followed the first n after m (the
 // first n are the clients reconnecting); the test has waited for 2n.
 func (w *watch) rateAfter(m mark, n uint64) float64 {
 	return w.rate(m.entered+n, m.entered+2*n)
+}
+
+// windowAfter is the window rateAfter takes its rate over.
+func (w *watch) windowAfter(m mark, n uint64) (window, bool) {
+	return w.between(m.entered+n, m.entered+2*n)
 }
 
 // failures sums the errors and timeouts of r's timeline samples that overlap the time from
@@ -272,6 +317,73 @@ wait:
 		t.Fatalf("%d results, want 1", len(got.results))
 	}
 	return b.viaJSON(t, cfg, got.results)[0]
+}
+
+// control runs cfg's one phase on b beside a phase that watchPhase runs, as its yardstick:
+// the same machine at the same time. A loaded machine's other work swings the rate of one
+// second against another fourfold, and a rate before a fault against one after it with it;
+// the control's rate over the same two windows swings with them. w counts its acquires,
+// sampled as watchPhase samples its own: the phase needs a fault for that (one that never
+// fires will do), since the engine calls Stall only with faults. end stops it as Ctrl-C
+// does and returns its result.
+func (b *bench) control(t *testing.T, cfg workload.Config, w *watch) (end func() report.Result) {
+	t.Helper()
+	if len(cfg.Phases) != 1 || len(cfg.Phases[0].Faults) == 0 {
+		t.Fatalf("a control is one phase with a fault for its watch to count in: %+v", cfg.Phases)
+	}
+	o := b.options()
+	build := o.Faults
+	o.Faults = func(ph workload.Phase) (workload.Faults, error) {
+		f, err := build(ph)
+		w.Faults = f
+		return w, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	type outcome struct {
+		results []report.Result
+		err     error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		rs, err := workload.Run(ctx, cfg, b.target(), o)
+		out <- outcome{rs, err}
+	}()
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		poll := time.NewTicker(10 * time.Millisecond)
+		defer poll.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-poll.C:
+				w.mu.Lock()
+				w.samples = append(w.samples, sample{at: now, entered: w.entered.Load()})
+				w.mu.Unlock()
+			}
+		}
+	}()
+	ended := false
+	t.Cleanup(func() { // a test that failed before end
+		if !ended {
+			cancel()
+			close(stop)
+			<-out
+		}
+	})
+	return func() report.Result {
+		t.Helper()
+		ended = true
+		cancel()
+		close(stop)
+		<-sampled
+		got := <-out
+		if got.err != nil && !errors.Is(got.err, context.Canceled) || len(got.results) != 1 {
+			t.Fatalf("control run: %v, %d results", got.err, len(got.results))
+		}
+		return b.viaJSON(t, cfg, got.results)[0]
+	}
 }
 
 // The watch is given to the engine in place of the Set it wraps.

@@ -104,10 +104,17 @@ func TestEmbeddedStrategies(t *testing.T) {
 					b, err = sb.Acquire(ctx, key, "b")
 					got <- err
 				}()
-				select {
-				case err := <-got:
-					t.Fatalf("b acquired a held lock (err %v)", err)
-				case <-time.After(150 * time.Millisecond):
+				if wait == "pubsub" {
+					// b's subscription must be confirmed before a releases: a release that
+					// comes while b is still subscribing is found by b's next attempt, with no
+					// message (seen at load 30: "1 subscriptions, 0 notifications").
+					awaitSubscribed(t, sb, got)
+				} else {
+					select {
+					case err := <-got:
+						t.Fatalf("b acquired a held lock (err %v)", err)
+					case <-time.After(150 * time.Millisecond):
+					}
 				}
 				released := time.Now()
 				if err := a.Release(ctx); err != nil {
@@ -125,7 +132,7 @@ func TestEmbeddedStrategies(t *testing.T) {
 				// the lock).
 				if wait == "pubsub" {
 					st := sb.Stats()
-					for deadline := time.Now().Add(2 * time.Second); st.Notifications == 0 && time.Now().Before(deadline); st = sb.Stats() {
+					for deadline := time.Now().Add(10 * time.Second); st.Notifications == 0 && time.Now().Before(deadline); st = sb.Stats() {
 						time.Sleep(5 * time.Millisecond)
 					}
 					if st.Subscriptions == 0 || st.Notifications == 0 {
@@ -244,5 +251,28 @@ func TestEmbeddedCommands(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("Snapshot took %s", d)
+	}
+}
+
+// awaitSubscribed waits until s, acquiring a held lock on its own goroutine (got receives
+// the outcome), counts a failed attempt. Under the pubsub wait that count comes after the
+// SUBSCRIBE was confirmed (and, for a turn channel, after its process joined the lock's
+// waiting processes), before the attempt that follows it: from then on every release is
+// announced to b's subscription, whether b's next attempt still finds the lock taken or not.
+// It fails the test if the acquire returns meanwhile (the lock is held), and after a
+// generous bound for a starved machine.
+func awaitSubscribed(t *testing.T, s strategies.Strategy, got <-chan error) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(5 * time.Second)
+	for s.Stats().FailedAttempts == 0 {
+		select {
+		case err := <-got:
+			t.Fatalf("b acquired a held lock (err %v)", err)
+		case <-giveUp:
+			t.Fatalf("b has not subscribed to wait for the held lock after 5s: %+v", s.Stats())
+		case <-tick.C:
+		}
 	}
 }
