@@ -109,7 +109,10 @@ type CapacityStep struct {
 	// processor over the step's window, in µs (ClientCost's): queueing inside the client.
 	SchedP99US  float64 `json:"sched_latency_p99_us"`
 	SchedMeanUS float64 `json:"sched_latency_mean_us"`
-	Keys        int     `json:"keys"`
+	// StartDelayP99US is how late lockbench ran a goroutine that slept until a due instant,
+	// as an arrival does, p99 over the step's window, in µs (ClientCost's).
+	StartDelayP99US float64 `json:"start_delay_p99_us"`
+	Keys            int     `json:"keys"`
 	Pass        bool    `json:"pass"`
 	Reason      string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
@@ -473,6 +476,13 @@ type ClientCost struct {
 	// (each one has its own scheduler). 0 where not measured.
 	SchedP99US  float64 `json:"sched_latency_p99_us"`
 	SchedMeanUS float64 `json:"sched_latency_mean_us"`
+	// StartDelayP99US is how late lockbench ran a goroutine that slept until a due instant
+	// (a probe that sleeps about once a millisecond over an open-loop window, as an arrival
+	// waits for its start), p99 in µs: the client's own delay between when a request was due
+	// and when its goroutine ran, timers and run queue together. The scheduling latency
+	// above misses the timers: an idle processor runs them from an epoll wait of whole
+	// milliseconds. A merge keeps the worst process's; 0 in a closed loop.
+	StartDelayP99US float64 `json:"start_delay_p99_us,omitempty"`
 }
 
 // BusyCores is how many cores lockbench kept busy on average over the window.
