@@ -113,8 +113,8 @@ type CapacityStep struct {
 	// as an arrival does, p99 over the step's window, in µs (ClientCost's).
 	StartDelayP99US float64 `json:"start_delay_p99_us"`
 	Keys            int     `json:"keys"`
-	Pass        bool    `json:"pass"`
-	Reason      string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
+	Pass            bool    `json:"pass"`
+	Reason          string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
 
 // Target says where the numbers were measured.
