@@ -479,7 +479,7 @@ type ClientCost struct {
 	SchedP99US  float64 `json:"sched_latency_p99_us"`
 	SchedMeanUS float64 `json:"sched_latency_mean_us"`
 	// StartDelayP99US is how late lockbench ran a goroutine that slept until a due instant
-	// (a probe that sleeps about once a millisecond over an open-loop window, as an arrival
+	// (a probe that sleeps 1-3ms at a time over an open-loop window, as an arrival
 	// waits for its start), p99 in µs: the client's own delay between when a request was due
 	// and when its goroutine ran, timers and run queue together. The scheduling latency
 	// above misses the timers: an idle processor runs them from an epoll wait of whole
