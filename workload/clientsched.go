@@ -108,9 +108,13 @@ type lateProbe struct {
 const lateProbePeriod = 2 * time.Millisecond
 
 func startLateProbe() *lateProbe {
-	p := &lateProbe{stop: make(chan struct{}), done: make(chan struct{}), late: hdrhistogram.New(1, 3_600_000_000, 2)}
+	p := newLateProbe()
 	go p.run()
 	return p
+}
+
+func newLateProbe() *lateProbe {
+	return &lateProbe{stop: make(chan struct{}), done: make(chan struct{}), late: hdrhistogram.New(1, 3_600_000_000, 2)}
 }
 
 func (p *lateProbe) run() {
