@@ -311,11 +311,11 @@ const (
 // resource that was saturated there, in the order that decides whose capacity MaxRate is —
 // the server's CPU first (the answer asked for), then lockbench's own cores (its
 // GOMAXPROCS, or the machine's cores when a --procs fleet has more Ps than the machine has
-// cores), the machine's, lockbench's own delays (its goroutines queued for a core, or started
-// late: a large share of the acquire p99, or, with Redis half idle, as much as the step
-// missed sloP99 by) and the
-// workers (then MaxRate is the client's limit, client is true), then the keys' contention,
-// and the latency when nothing was saturated and lockbench's delays were small.
+// cores), the machine's, lockbench's own delays (its goroutines queued for a core, or
+// started late: a large share of the acquire p99, or, with Redis half idle, as much as the
+// step missed sloP99 by) and the workers (then MaxRate is the client's limit, client is
+// true), then the keys' contention, and the latency when nothing was saturated and
+// lockbench's delays were small.
 func bound(c report.Capacity, step, sloP99 time.Duration) (kind, by string, client bool) {
 	if len(c.Steps) == 0 {
 		return "", "", false
