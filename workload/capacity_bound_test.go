@@ -151,6 +151,9 @@ func TestResultCarriesClientCost(t *testing.T) {
 	if !cc.Measured || cc.CPUUS == 0 || cc.Cores != runtime.GOMAXPROCS(0) || cc.CPUPercent <= 0 || cc.CPUUSPerAcquire <= 0 {
 		t.Errorf("client cost %+v: want lockbench's CPU over the window, GOMAXPROCS %d cores", cc, runtime.GOMAXPROCS(0))
 	}
+	if cc.StartDelayP99US != 0 {
+		t.Errorf("client %+v: a closed loop has no due instants, so no start delay", cc)
+	}
 	if cc.SchedP99US <= 0 || cc.SchedMeanUS <= 0 {
 		t.Errorf("client cost %+v: want the goroutines' scheduling latency over the window", cc)
 	}
