@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,24 @@ func TestHoldersNote(t *testing.T) {
 	}
 	if strings.Contains(notes, "token: holders") {
 		t.Errorf("a mutex got a holders note:\n%s", notes)
+	}
+}
+
+// A fleet's start delay is its worst process's, as its scheduling latency: a capacity step
+// across --procs children whose one child starts its arrivals late is bound by that child.
+func TestMergeClientStartDelay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var inputs []*Summary
+	for i, d := range []float64{900, 4200, 1300} {
+		r := engineResult(t, newProcess(rng, 500, 300, 4), 10, i+1)
+		r.Client = ClientCost{Measured: true, CPUUS: 1000, Cores: 1, StartDelayP99US: d}
+		inputs = append(inputs, viaJSON(t, nodeSummary(i+1, 3, r)))
+	}
+	merged, err := Merge(inputs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := merged.Results[0].Client; c.StartDelayP99US != 4200 {
+		t.Errorf("client %+v: want the worst process's start delay, p99 4200 µs", c)
 	}
 }

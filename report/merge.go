@@ -752,6 +752,7 @@ func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost
 		// Each process queues on its own scheduler: the fleet's is its worst process's.
 		c.SchedP99US = max(c.SchedP99US, r.Client.SchedP99US)
 		c.SchedMeanUS = max(c.SchedMeanUS, r.Client.SchedMeanUS)
+		c.StartDelayP99US = max(c.StartDelayP99US, r.Client.StartDelayP99US)
 	}
 	if !c.Measured {
 		return c

@@ -69,9 +69,11 @@ type Capacity struct {
 	CPUPercentAtMax float64 `json:"cpu_percent_at_max"`
 	// Bound is what stopped the search, read on the first step that failed above MaxRate:
 	// redis-cpu (the server, the capacity asked for), lockbench-cpu (the load generator's
-	// cores), host-cpu (the machine both share, or its other work), lockbench-scheduling
-	// (the load generator's goroutines queued for its cores: its scheduling latency p99 at
-	// least half the acquire p99), workers (every worker busy: arrivals dropped), contention (acquires waiting for holders of the same keys),
+	// cores, or the machine's when a fleet has more Ps than it has cores), host-cpu (the
+	// machine both share, or its other work), lockbench-scheduling (the load generator's own
+	// delays: its goroutines queued for its cores, their scheduling latency p99 at least half
+	// the acquire p99; or they started late, the start delay p99 at least a quarter of the
+	// acquire p99 or as much as the p99 missed its objective by), workers (every worker busy: arrivals dropped), contention (acquires waiting for holders of the same keys),
 	// latency (no resource saturated: the round trip and the waits broke the SLO), none
 	// (every step passed), or "" (no step failed to read it from: an interrupted search).
 	Bound string `json:"bound" jsonschema:"enum=redis-cpu,enum=lockbench-cpu,enum=host-cpu,enum=lockbench-scheduling,enum=workers,enum=contention,enum=latency,enum=none,enum="`
@@ -109,9 +111,12 @@ type CapacityStep struct {
 	// processor over the step's window, in µs (ClientCost's): queueing inside the client.
 	SchedP99US  float64 `json:"sched_latency_p99_us"`
 	SchedMeanUS float64 `json:"sched_latency_mean_us"`
-	Keys        int     `json:"keys"`
-	Pass        bool    `json:"pass"`
-	Reason      string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
+	// StartDelayP99US is how late lockbench ran a goroutine that slept until a due instant,
+	// as an arrival does, p99 over the step's window, in µs (ClientCost's).
+	StartDelayP99US float64 `json:"start_delay_p99_us,omitempty"`
+	Keys            int     `json:"keys"`
+	Pass            bool    `json:"pass"`
+	Reason          string  `json:"reason,omitempty"` // why it failed: "p99 7.1ms > 5ms", "achieved 91% of offered"
 }
 
 // Target says where the numbers were measured.
@@ -473,6 +478,13 @@ type ClientCost struct {
 	// (each one has its own scheduler). 0 where not measured.
 	SchedP99US  float64 `json:"sched_latency_p99_us"`
 	SchedMeanUS float64 `json:"sched_latency_mean_us"`
+	// StartDelayP99US is how late lockbench ran a goroutine that slept until a due instant
+	// (a probe that sleeps 1-3ms at a time over an open-loop window, as an arrival
+	// waits for its start), p99 in µs: the client's own delay between when a request was due
+	// and when its goroutine ran, timers and run queue together. The scheduling latency
+	// above misses the timers: an idle processor runs them from an epoll wait of whole
+	// milliseconds. A merge keeps the worst process's; 0 in a closed loop.
+	StartDelayP99US float64 `json:"start_delay_p99_us,omitempty"`
 }
 
 // BusyCores is how many cores lockbench kept busy on average over the window.

@@ -70,7 +70,7 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
 		LockbenchCPUPercent: r.Client.CPUPercent, LockbenchCores: r.Client.Cores,
 		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
-		SchedP99US: r.Client.SchedP99US, SchedMeanUS: r.Client.SchedMeanUS,
+		SchedP99US: r.Client.SchedP99US, SchedMeanUS: r.Client.SchedMeanUS, StartDelayP99US: r.Client.StartDelayP99US,
 	}
 	if r.Acquired > 0 {
 		step.HandoffRatio = min(float64(r.LatencyUS.Handoff.Count)/float64(r.Acquired), 1)
@@ -224,7 +224,7 @@ func CapacityWith(ctx context.Context, cfg Config, run StepRunner, slo SLO, ramp
 		}
 		err := search(ramp, step)
 		if err == nil {
-			c.Bound, c.BoundBy, c.ClientBound = bound(c, ramp.StepDuration)
+			c.Bound, c.BoundBy, c.ClientBound = bound(c, ramp.StepDuration, slo.P99)
 		}
 		answers = append(answers, c)
 		if err != nil {
@@ -293,15 +293,30 @@ const (
 	// schedShare: lockbench's goroutines waited runnable for a processor this long at p99,
 	// against the step's acquire p99, and the wait was lockbench's own queueing.
 	schedShare = 0.5
+	// startShare: lockbench ran a goroutine due at an instant (an arrival's start) this
+	// late at p99, against the step's acquire p99. A token acquire waits on lockbench's
+	// timers and scheduler at least three times in a row (its start, rueidis's flush delay
+	// before the command is written, the reply's wake-up) and on the server once; the
+	// first of them alone a quarter of the p99 is the client's delay, not the server's.
+	startShare = 0.25
+	// redisIdle: a server at most this busy (% of one core) queues a command for a fraction
+	// of its service time (µs), so when the step's p99 missed its objective by less than
+	// lockbench's start delay, that miss is the client's: the start delay alone covers it.
+	// A busier server's queue may make the miss, and a start delay as small as the miss
+	// near the answer's rate is no evidence against it.
+	redisIdle = 50.0
 )
 
 // bound names what stopped c's search, read on the lowest failing step above MaxRate: the
 // resource that was saturated there, in the order that decides whose capacity MaxRate is —
-// the server's CPU first (the answer asked for), then lockbench's own cores, the
-// machine's, lockbench's scheduler (its goroutines queued for a core for a large share of
-// the acquire p99) and the workers (then MaxRate is the client's limit, client is true),
-// then the keys' contention, and the latency when nothing was saturated.
-func bound(c report.Capacity, step time.Duration) (kind, by string, client bool) {
+// the server's CPU first (the answer asked for), then lockbench's own cores (its
+// GOMAXPROCS, or the machine's cores when a --procs fleet has more Ps than the machine has
+// cores), the machine's, lockbench's own delays (its goroutines queued for a core, or
+// started late: a large share of the acquire p99, or, with Redis half idle, as much as the
+// step missed sloP99 by) and the workers (then MaxRate is the client's limit, client is
+// true), then the keys' contention, and the latency when nothing was saturated and
+// lockbench's delays were small.
+func bound(c report.Capacity, step, sloP99 time.Duration) (kind, by string, client bool) {
 	if len(c.Steps) == 0 {
 		return "", "", false
 	}
@@ -317,13 +332,26 @@ func bound(c report.Capacity, step time.Duration) (kind, by string, client bool)
 	}
 	at := " at " + report.FormatRate(f.Offered) + "/s"
 	busy := f.LockbenchCPUPercent / 100 * float64(f.LockbenchCores)
+	// The cores lockbench can have: its Ps, but no more than the machine has (a fleet of
+	// --procs children on two cores may have two Ps each).
+	cores := f.LockbenchCores
+	if f.HostCores > 0 && f.HostCores < cores {
+		cores = f.HostCores
+	}
 	lb := fmt.Sprintf("lockbench %.1f/%d", busy, f.LockbenchCores)
 	redis := fmt.Sprintf("Redis CPU %.0f%%", f.RedisCPUPercent)
+	rtt := "round trip " + report.FormatUS(float64(f.RoundTripUS))
+	p99 := float64(f.P99US)
+	miss := p99 - float64(sloP99.Microseconds()) // how far the step's p99 missed its objective
 	switch {
 	case f.RedisCPUPercent >= redisSaturated:
 		return "redis-cpu", fmt.Sprintf("Redis CPU %.0f%% of a core%s (%s)", f.RedisCPUPercent, at, lb), false
-	case f.LockbenchCores > 0 && f.LockbenchCPUPercent >= lockbenchSaturated:
-		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %d cores busy%s (%s) — add --procs or machines", busy, f.LockbenchCores, at, redis), true
+	case cores > 0 && busy >= lockbenchSaturated/100*float64(cores):
+		of := fmt.Sprintf("%d cores", cores)
+		if cores < f.LockbenchCores {
+			of = fmt.Sprintf("the machine's %d cores (%d Ps across its processes)", cores, f.LockbenchCores)
+		}
+		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %s busy%s (%s) — add --procs or machines", busy, of, at, redis), true
 	case f.HostCPUPercent >= hostSaturated:
 		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work.
 		hostBusy := f.HostCPUPercent / 100 * float64(f.HostCores)
@@ -333,13 +361,25 @@ func bound(c report.Capacity, step time.Duration) (kind, by string, client bool)
 		}
 		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s (%s, %s) — run lockbench on another machine than Redis",
 			hostBusy, f.HostCores, at, lb, redis), true
-	case f.P99US > 0 && f.SchedP99US >= schedShare*float64(f.P99US):
-		return "lockbench-scheduling", fmt.Sprintf("lockbench's scheduler: its goroutines waited %s (p99) for one of its %d cores to run on, %.0f%% of acquire p99 %s%s (%s, %s) — give it more cores (GOMAXPROCS), --procs or machines",
-			report.FormatUS(f.SchedP99US), f.LockbenchCores, 100*f.SchedP99US/float64(f.P99US), report.FormatUS(float64(f.P99US)), at, lb, redis), true
+	case p99 > 0 && f.SchedP99US >= schedShare*p99:
+		return "lockbench-scheduling", fmt.Sprintf("lockbench: its goroutines waited %s (p99) for one of its %d cores to run on, %.0f%% of acquire p99 %s%s (%s, %s, %s) — give it more cores (GOMAXPROCS), --procs or machines",
+			report.FormatUS(f.SchedP99US), f.LockbenchCores, 100*f.SchedP99US/p99, report.FormatUS(p99), at, lb, redis, rtt), true
+	case p99 > 0 && f.StartDelayP99US > 0 && (f.StartDelayP99US >= startShare*p99 ||
+		miss > 0 && f.StartDelayP99US >= miss && f.RedisCPUPercent < redisIdle):
+		share := fmt.Sprintf("%.0f%% of acquire p99 %s", 100*f.StartDelayP99US/p99, report.FormatUS(p99))
+		if f.StartDelayP99US < startShare*p99 {
+			share = fmt.Sprintf("more than acquire p99 %s missed %s by, with Redis under %.0f%% of a core", report.FormatUS(p99), sloP99, redisIdle)
+		}
+		return "lockbench-scheduling", fmt.Sprintf("lockbench: its goroutines started %s late (p99: a probe that sleeps until a due instant, as an arrival does), %s%s (%s, %s, %s, its goroutines' scheduling p99 %s) — give it more cores (GOMAXPROCS), --procs or machines",
+			report.FormatUS(f.StartDelayP99US), share, at, lb, redis, rtt, report.FormatUS(f.SchedP99US)), true
 	case f.Offered > 0 && float64(f.Dropped) >= droppedShare*f.Offered*step.Seconds():
 		return "workers", fmt.Sprintf("workers: %d arrivals found every worker busy%s (%s, %s) — add --workers", f.Dropped, at, lb, redis), true
 	case f.HandoffRatio >= contended:
 		return "contention", fmt.Sprintf("contention on %d keys: %.0f%% of acquires waited for a holder%s (%s)", f.Keys, 100*f.HandoffRatio, at, redis), false
 	}
-	return "latency", fmt.Sprintf("latency: nothing saturated%s (%s, %s, round trip %s)", at, redis, lb, report.FormatUS(float64(f.RoundTripUS))), false
+	start := ""
+	if f.StartDelayP99US > 0 {
+		start = ", lockbench's start delay p99 " + report.FormatUS(f.StartDelayP99US)
+	}
+	return "latency", fmt.Sprintf("latency: nothing saturated%s (%s, %s, %s%s)", at, redis, lb, rtt, start), false
 }

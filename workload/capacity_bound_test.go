@@ -16,6 +16,8 @@ import (
 // answer as the client's limit, never the server's capacity.
 func TestCapacityBound(t *testing.T) {
 	pass := report.CapacityStep{Stage: "ramp", Offered: 1000, Pass: true, RedisCPUPercent: 10, LockbenchCPUPercent: 10, LockbenchCores: 2}
+	pass750 := pass
+	pass750.Offered = 750
 	fail := func(f func(*report.CapacityStep)) report.CapacityStep {
 		st := report.CapacityStep{Stage: "ramp", Offered: 2000, Achieved: 1500, RedisCPUPercent: 40,
 			LockbenchCPUPercent: 40, LockbenchCores: 2, HostCPUPercent: 50, HostCores: 2, RoundTripUS: 300, Keys: 100000, Reason: "p99 9ms > 5ms"}
@@ -46,7 +48,38 @@ func TestCapacityBound(t *testing.T) {
 		// the acquire p99: lockbench's limit, though no CPU figure shows it.
 		{"lockbench's scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
 			s.LockbenchCPUPercent, s.LockbenchCores, s.P99US, s.SchedP99US = 40, 1, 9000, 6200
-		})}, "lockbench-scheduling", true, "lockbench's scheduler: its goroutines waited 6.2ms (p99) for one of its 1 cores to run on, 69% of acquire p99 9ms at 2k/s"},
+		})}, "lockbench-scheduling", true, "lockbench: its goroutines waited 6.2ms (p99) for one of its 1 cores to run on, 69% of acquire p99 9ms at 2k/s"},
+		// GOMAXPROCS=1 again: its one core 0.2 busy and its goroutines hardly queued, but
+		// they started late — timers run from an idle processor's millisecond epoll wait —
+		// for a third of the acquire p99 (figures of a step at 875/s, this session).
+		{"lockbench's start delay", []report.CapacityStep{pass750, fail(func(s *report.CapacityStep) {
+			s.Offered, s.P99US, s.RedisCPUPercent, s.LockbenchCPUPercent, s.LockbenchCores, s.HostCPUPercent = 875, 9375, 12, 24, 1, 40
+			s.RoundTripUS, s.SchedP99US, s.StartDelayP99US = 195, 131, 3103
+		})}, "lockbench-scheduling", true, "lockbench: its goroutines started 3.1ms late (p99: a probe that sleeps until a due instant, as an arrival does), 33% of acquire p99 9.38ms at 875/s (lockbench 0.2/1, Redis CPU 12%, round trip 195µs, its goroutines' scheduling p99 131µs) — give it more cores"},
+		// A start delay under a quarter of the p99, but more than the step missed its
+		// objective by: lockbench's own delay is as large as the miss.
+		{"start delay covers the miss", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.P99US, s.StartDelayP99US, s.LockbenchCPUPercent, s.LockbenchCores = 5200, 1100, 10, 1
+		})}, "lockbench-scheduling", true, "started 1.1ms late (p99: a probe that sleeps until a due instant, as an arrival does), more than acquire p99 5.2ms missed 5ms by, with Redis under 50% of a core at 2k/s"},
+		// The same beside a Redis at 80% of a core: its queue may make the miss.
+		{"start delay covers the miss, Redis busy", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.P99US, s.StartDelayP99US, s.LockbenchCPUPercent, s.LockbenchCores, s.RedisCPUPercent = 5200, 1100, 10, 1, 80
+		})}, "latency", false, "nothing saturated at 2k/s (Redis CPU 80%"},
+		// A start delay small against the p99 and the miss is not what broke it.
+		{"start delay small", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.P99US, s.StartDelayP99US = 9000, 1000 })},
+			"latency", false, "nothing saturated at 2k/s (Redis CPU 40%, lockbench 0.8/2, round trip 300µs, lockbench's start delay p99 1ms)"},
+		// The same delay on a machine busy with other work is the machine's.
+		{"machine before start delay", []report.CapacityStep{pass750, fail(func(s *report.CapacityStep) {
+			s.Offered, s.P99US, s.RedisCPUPercent, s.LockbenchCPUPercent, s.LockbenchCores, s.HostCPUPercent = 875, 9375, 12, 24, 1, 100
+			s.SchedP99US, s.StartDelayP99US = 131, 3103
+		})}, "host-cpu", true, "1.6 of them other work"},
+		// And a saturated Redis first: then the client's delay is the server's queue's.
+		{"redis before start delay", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.RedisCPUPercent, s.P99US, s.StartDelayP99US = 95, 9000, 8000 })},
+			"redis-cpu", false, "Redis CPU 95% of a core"},
+		// A --procs fleet of two children with two Ps each on a machine of two cores: 1.8
+		// cores busy is 44% of its Ps but all the machine can give it.
+		{"fleet with more Ps than cores", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.LockbenchCPUPercent, s.LockbenchCores, s.HostCPUPercent = 44, 4, 80 })},
+			"lockbench-cpu", true, "lockbench: 1.8 of the machine's 2 cores (4 Ps across its processes) busy at 2k/s"},
 		// The scheduler comes after the machine: a machine busy with other work delays
 		// lockbench's threads, and its goroutines queue behind them.
 		{"machine before scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
@@ -77,7 +110,7 @@ func TestCapacityBound(t *testing.T) {
 				c.MaxRate = st.Offered
 			}
 		}
-		kind, by, client := bound(c, 3*time.Second)
+		kind, by, client := bound(c, 3*time.Second, 5*time.Millisecond)
 		if kind != tt.kind || client != tt.client || !strings.Contains(by, tt.says) {
 			t.Errorf("%s: bound = %q, %q, client %v; want %q, client %v, saying %q", tt.name, kind, by, client, tt.kind, tt.client, tt.says)
 		}
@@ -92,10 +125,10 @@ func TestJudgeCarriesBothSides(t *testing.T) {
 		Client: report.ClientCost{Measured: true, CPUPercent: 75, Cores: 2, HostCPUPercent: 80, HostCores: 2}}
 	r.LatencyUS.Release.P50 = 120
 	r.LatencyUS.Handoff.Count = 1500
-	r.Client.SchedP99US, r.Client.SchedMeanUS = 900, 70
+	r.Client.SchedP99US, r.Client.SchedMeanUS, r.Client.StartDelayP99US = 900, 70, 1500
 	st := SLO{P99: time.Second, TimeoutRate: 0.001}.judge("ramp", r)
 	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 ||
-		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 || st.SchedP99US != 900 || st.SchedMeanUS != 70 {
+		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 || st.SchedP99US != 900 || st.SchedMeanUS != 70 || st.StartDelayP99US != 1500 {
 		t.Errorf("step %+v", st)
 	}
 }
@@ -117,6 +150,9 @@ func TestResultCarriesClientCost(t *testing.T) {
 	cc := results[0].Client
 	if !cc.Measured || cc.CPUUS == 0 || cc.Cores != runtime.GOMAXPROCS(0) || cc.CPUPercent <= 0 || cc.CPUUSPerAcquire <= 0 {
 		t.Errorf("client cost %+v: want lockbench's CPU over the window, GOMAXPROCS %d cores", cc, runtime.GOMAXPROCS(0))
+	}
+	if cc.StartDelayP99US != 0 {
+		t.Errorf("client %+v: a closed loop has no due instants, so no start delay", cc)
 	}
 	if cc.SchedP99US <= 0 || cc.SchedMeanUS <= 0 {
 		t.Errorf("client cost %+v: want the goroutines' scheduling latency over the window", cc)

@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // schedWait reads the window's scheduling latency from two cumulative readings: the p99 at
@@ -36,5 +37,23 @@ func TestReadSched(t *testing.T) {
 	r := readSched()
 	if len(r.counts) == 0 || len(r.buckets) != len(r.counts)+1 {
 		t.Fatalf("reading of %s: %d counts, %d buckets", schedLatencies, len(r.counts), len(r.buckets))
+	}
+}
+
+// The start-delay probe's p99 is its 99th latest wake-up of 100, to the histogram's two
+// digits; none read is not measured; a running probe stops when finished.
+func TestLateProbeP99(t *testing.T) {
+	startLateProbe().finish() // returns: the probe's goroutine ended
+	p := newLateProbe()
+	if _, ok := p.p99(); ok {
+		t.Error("a probe without a wake-up reads as measured")
+	}
+	for range 98 {
+		p.add(100 * time.Microsecond)
+	}
+	p.add(3 * time.Millisecond)
+	p.add(50 * time.Millisecond)
+	if p99, ok := p.p99(); !ok || p99 < 2970 || p99 > 3030 {
+		t.Errorf("p99 %vµs, ok %v; want 3ms, the 99th of 100", p99, ok)
 	}
 }

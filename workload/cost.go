@@ -51,15 +51,23 @@ func readClient() clientReading {
 	return r
 }
 
-// startClientCost reads lockbench's CPU and the machine's now; the function it returns
-// reads them again and gives the window's ClientCost (its per-acquire figure is filled by
-// fillClientCost, which knows the acquisitions).
-func startClientCost() func() report.ClientCost {
+// startClientCost reads lockbench's CPU and the machine's now, and in an open loop starts
+// a probe of its start delay (lateProbe); the function it returns reads them again and
+// gives the window's ClientCost (its per-acquire figure is filled by fillClientCost, which
+// knows the acquisitions).
+func startClientCost(open bool) func() report.ClientCost {
+	var probe *lateProbe
+	if open {
+		probe = startLateProbe()
+	}
 	from := readClient()
 	return func() report.ClientCost {
 		to := readClient()
 		c := report.ClientCost{Cores: runtime.GOMAXPROCS(0)}
 		c.SchedP99US, c.SchedMeanUS, _ = schedWait(from.sched, to.sched)
+		if probe != nil {
+			c.StartDelayP99US, _ = probe.finish()
+		}
 		if !from.ok || !to.ok {
 			return c
 		}

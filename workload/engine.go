@@ -413,7 +413,7 @@ func (p *phase) run(ctx context.Context, phases int, o Options) (report.Result, 
 	}
 	stage("cost-probe")
 	statsBefore := p.strat.Stats()
-	clientCost := startClientCost() // lockbench's own CPU over the window (issue 32)
+	clientCost := startClientCost(open) // lockbench's own CPU over the window (issue 32)
 	p.rec.on.Store(true)
 	windowStart := time.Now()
 	// The timeline counts from winStart, as the fault events do: one clock for both. Its

@@ -218,6 +218,11 @@ func TestCapacityStepAchievesWhatItOffers(t *testing.T) {
 		t.Fatalf("offered %.0f/s for %.2fs: acquired %d (want %d), dropped %d, achieved %.2f/s; timeouts %d, errors %d",
 			r.OfferedRate, r.DurationS, r.Acquired, want, r.Dropped, r.AcquireRate, r.Timeouts, r.Errors)
 	}
+	// An open loop's window carries its start delay: how late a goroutine due at an
+	// instant ran (lateProbe).
+	if r.Client.StartDelayP99US <= 0 {
+		t.Errorf("client %+v: want the window's start delay", r.Client)
+	}
 }
 
 func TestInterruptReportsPartialPhaseAndReleasesLocks(t *testing.T) {
