@@ -8,6 +8,7 @@ release and extend by its Lua scripts. One deviation, which the library document
 case: thread_local=False, because a lock taken in one thread is released from another here.
 The library has no renewal of its own; lockbench's --watchdog renews through Lock.extend.
 """
+import _thread
 import fcntl
 import json
 import os
@@ -61,13 +62,13 @@ class Lag:
     def add(self, stage, ns):
         self.stages.setdefault(stage, []).append(ns / 1000.0)
 
-    def dump(self, path):
+    def dump(self, path, threads):
         def q(v, p):
             return round(v[min(len(v) - 1, int(p * len(v)))], 1)
         t = os.times()
         cpu = (t.user + t.system - self.cpu.user - self.cpu.system) * 1e6
         grants = len(self.stages.get("acquire_call", ()))
-        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": threading.active_count(),
+        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": threads,
                "grants": grants, "cpu_us_per_grant": round(cpu / grants) if grants else 0}
         for stage, v in sorted(self.stages.items()):
             v.sort()
@@ -275,8 +276,8 @@ class Serve:
                 grow = self.reading == 0 and self.threads < self.maxThreads
                 if grow:
                     self.threads += 1
-            if grow:
-                threading.Thread(target=self.loop, daemon=True).start()
+            if grow:  # _thread's start does not wait for the thread to run, as Thread.start does
+                _thread.start_new_thread(self.loop, ())
             for req in reqs[1:]:
                 self.pool.submit(self.run, req)
             if reqs:
@@ -291,7 +292,7 @@ class Serve:
     def end(self):
         """stdin closed: lockbench is done with us."""
         if self.lag_file:
-            lag.dump(self.lag_file)
+            lag.dump(self.lag_file, self.threads + len(self.pool._threads))
         os._exit(0)
 
 
