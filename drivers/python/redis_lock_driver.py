@@ -8,8 +8,6 @@ release and extend by its Lua scripts. One deviation, which the library document
 case: thread_local=False, because a lock taken in one thread is released from another here.
 The library has no renewal of its own; lockbench's --watchdog renews through Lock.extend.
 """
-import _thread
-import fcntl
 import json
 import os
 import sys
@@ -25,12 +23,10 @@ now = time.monotonic_ns
 
 
 def send(msg):
-    """One reply line, in one write(2) to stdout (fd 1, not sys.stdout's text and buffer
-    layers: lockbench reads the bytes), so that replies of several threads never mix."""
-    line = (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+    line = json.dumps(msg, separators=(",", ":")) + "\n"
     with out_lock:
-        while line:
-            line = line[os.write(1, line):]
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 class Lag:
@@ -39,8 +35,8 @@ class Lag:
     its stdin closes: its CPU per grant since it started serving (user + system), and each
     stage's count, mean, p50, p90 and p99 in µs:
 
-    - acquire_handoff, release_handoff: the request read, until a thread began it (the
-      thread that read it, or for a request read in a burst with others a pool thread);
+    - acquire_handoff, release_handoff: the reading thread read the request, until a pool
+      thread began it (a thread wake-up and the GIL);
     - acquire_call, release_call: the library's call (acquire: its SET NX PX retries and
       sleeps; release: its Lua release);
     - grant_write, release_write: the library returned, until the reply was written;
@@ -62,13 +58,13 @@ class Lag:
     def add(self, stage, ns):
         self.stages.setdefault(stage, []).append(ns / 1000.0)
 
-    def dump(self, path, threads):
+    def dump(self, path):
         def q(v, p):
             return round(v[min(len(v) - 1, int(p * len(v)))], 1)
         t = os.times()
         cpu = (t.user + t.system - self.cpu.user - self.cpu.system) * 1e6
         grants = len(self.stages.get("acquire_call", ()))
-        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": threads,
+        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": threading.active_count(),
                "grants": grants, "cpu_us_per_grant": round(cpu / grants) if grants else 0}
         for stage, v in sorted(self.stages.items()):
             v.sort()
@@ -209,56 +205,33 @@ def main():
 
 
 class Serve:
-    """Every idle thread waits in a read(2) of its own on stdin, and runs the requests its
-    read returns. A pipe wakes one waiting reader per write (an exclusive wait since Linux
-    5.5; an older kernel wakes them all, and all but one go back to sleep inside the
-    kernel), and lockbench writes each request line in one write(2) of at most PIPE_BUF
-    bytes, which a pipe delivers whole: a read of the pipe's size returns whole lines. So
-    the thread the kernel wakes runs the request and goes back to its read, and a request
-    costs one thread's wake-up: no thread hands a request, or the reading, to another. A
-    thread that leaves nobody reading behind it starts a new reader first (the number of
-    threads follows the number of acquires that wait at once). A read that returns several
-    lines runs the first and gives the others to a pool at once, so that a burst is not
-    run one request after another.
-
-    Before (session 5), one thread at a time read (leader/follower): the reader ran the
-    request it read and woke an idle thread to read next, a second wake-up per request,
-    whose thread took the GIL from the request's own on its way to its read; and until it
-    ran, nobody read. When stdin is not a pipe (a terminal, a file) the threads read in
-    turn, keeping a line a read cut in two."""
+    """Leader/follower: the thread that reads a request runs it, and the reading passes to
+    an idle thread (a new one when none is idle). A lone request thus starts on the thread
+    that read it, with no hand-off to another thread on its way: on a hot key each cycle
+    has two requests (the release, the next acquire), and a hand-off costs a thread's
+    wake-up and a turn of the GIL, which on a busy machine is most of a request's time in
+    this process. The next reader wakes meanwhile, not in the way. A read returns every
+    line the pipe holds: the first is the reader's, the others go to a pool at once, so
+    that a burst is not read one wake-up after another."""
 
     maxThreads = 1024
 
     def __init__(self, locks, lag_file):
         self.locks, self.lag_file = locks, lag_file
+        self.reading = threading.Lock()  # held by the thread reading stdin
+        self.partial = b""               # the start of a line not yet complete
         self.mu = threading.Lock()
-        self.threads, self.reading = 1, 0   # the calling thread; threads in (or at) a read
+        self.threads, self.idle = 1, 1   # the calling thread
         self.pool = ThreadPoolExecutor(max_workers=self.maxThreads)
-        self.size, self.turns = 1 << 16, None
-        try:
-            self.size = max(self.size, fcntl.fcntl(0, fcntl.F_GETPIPE_SZ))
-        except OSError:
-            self.turns, self.partial = threading.Lock(), b""  # not a pipe: one read at a time
 
     def lines(self):
-        """The next read's request lines."""
-        if self.turns:
-            with self.turns:
-                while b"\n" not in self.partial:
-                    chunk = os.read(0, self.size)
-                    if not chunk:
-                        self.end()
-                    self.partial += chunk
-                *lines, self.partial = self.partial.split(b"\n")
-        else:
-            chunk = os.read(0, self.size)
+        """The complete request lines read so far, waiting for one; called holding reading."""
+        while b"\n" not in self.partial:
+            chunk = os.read(0, 1 << 16)
             if not chunk:
                 self.end()
-            if not chunk.endswith(b"\n"):
-                sys.stderr.write("redis_lock_driver: a read of stdin ended inside a line (%d bytes): a request "
-                                 "longer than PIPE_BUF, or written in more than one write(2)\n" % len(chunk))
-                os._exit(3)
-            lines = chunk.split(b"\n")
+            self.partial += chunk
+        *lines, self.partial = self.partial.split(b"\n")
         reqs = [json.loads(line) for line in lines if line.strip()]
         if lag:
             for req in reqs:
@@ -268,20 +241,27 @@ class Serve:
 
     def loop(self):
         while True:
+            with self.reading:
+                reqs = self.lines()
             with self.mu:
-                self.reading += 1
-            reqs = self.lines()
-            with self.mu:
-                self.reading -= 1
-                grow = self.reading == 0 and self.threads < self.maxThreads
+                # This thread runs the first request unless it is the last one free to read
+                # and no other may start: then the pool queues them all, and it reads on.
+                lead = self.idle > 1 or self.threads < self.maxThreads
+                grow = lead and self.idle == 1
+                if lead:
+                    self.idle -= 1
                 if grow:
                     self.threads += 1
-            if grow:  # _thread's start does not wait for the thread to run, as Thread.start does
-                _thread.start_new_thread(self.loop, ())
-            for req in reqs[1:]:
+                    self.idle += 1
+            if grow:
+                threading.Thread(target=self.loop, daemon=True).start()
+            for req in reqs[1:] if lead else reqs:
                 self.pool.submit(self.run, req)
-            if reqs:
-                self.run(reqs[0])
+            if lead:
+                if reqs:
+                    self.run(reqs[0])
+                with self.mu:
+                    self.idle += 1
 
     def run(self, req):
         if req["type"] == "ping":
@@ -292,7 +272,7 @@ class Serve:
     def end(self):
         """stdin closed: lockbench is done with us."""
         if self.lag_file:
-            lag.dump(self.lag_file, self.threads + len(self.pool._threads))
+            lag.dump(self.lag_file)
         os._exit(0)
 
 
