@@ -121,10 +121,10 @@ func TestWaitTakesAHandedOverReply(t *testing.T) {
 
 // Each request reaches the driver's stdin in one write(2), and a request is shorter than
 // PIPE_BUF, so a pipe delivers it whole: a read of the pipe's size ends at a line's end,
-// whatever other requests it returns with it. The redis-py reference driver relies on it
-// (drivers/python/redis_lock_driver.py: every idle thread waits in a read of its own, with
-// no buffer between them). Many goroutines write at once here, and a reader as large as
-// the pipe checks every read.
+// whatever other requests it returns with it. docs/drivers.md promises it, so that a driver
+// may have many threads read the pipe at once with no buffer between them (session 6 tried
+// it in the redis-py driver: commit bf9e25d). Many goroutines write at once here, and a
+// reader as large as the pipe checks every read.
 func TestEachRequestIsOneWrite(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
