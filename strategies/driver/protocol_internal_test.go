@@ -1,9 +1,13 @@
 package driver
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -112,5 +116,57 @@ func TestWaitTakesAHandedOverReply(t *testing.T) {
 		default:
 			t.Fatalf("round %d: wait kept the reader's role", round)
 		}
+	}
+}
+
+// Each request reaches the driver's stdin in one write(2), and a request is shorter than
+// PIPE_BUF, so a pipe delivers it whole: a read of the pipe's size ends at a line's end,
+// whatever other requests it returns with it. docs/drivers.md promises it, so that a driver
+// may have many threads read the pipe at once with no buffer between them (session 6 tried
+// it in the redis-py driver: commit bf9e25d). Many goroutines write at once here, and a
+// reader as large as the pipe checks every read.
+func TestEachRequestIsOneWrite(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := &process{name: "test", in: w, grace: time.Minute}
+	const goroutines, each = 16, 300
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				req := request{Type: msgAcquire, ID: uint64(g*each + i + 1), Worker: "w" + strconv.Itoa(g),
+					Key: strings.Repeat("k", 1+i%200), TTLMS: 10000, TimeoutMS: 5000}
+				if err := p.write(req); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		w.Close()
+	}()
+	buf := make([]byte, 1<<16) // Linux's default pipe size: a read takes all the pipe holds
+	lines := 0
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if buf[n-1] != '\n' {
+				t.Fatalf("a read of %d bytes ended inside a request line: %q", n, buf[max(0, n-80):n])
+			}
+			lines += bytes.Count(buf[:n], []byte("\n"))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if lines != goroutines*each {
+		t.Fatalf("read %d request lines, want %d", lines, goroutines*each)
 	}
 }
