@@ -212,13 +212,7 @@ class Serve:
     wake-up and a turn of the GIL, which on a busy machine is most of a request's time in
     this process. The next reader wakes meanwhile, not in the way. A read returns every
     line the pipe holds: the first is the reader's, the others go to a pool at once, so
-    that a burst is not read one wake-up after another.
-
-    A read of one request that does not wait for a lock (a release, a ping, a renewal, an
-    abandon) runs it on the reader itself, which then reads on without passing the
-    reading to another thread. On a hot key the worker's next acquire follows its
-    release's reply: it is then read at once by the thread that answered the release,
-    where before it waited for the next reader's wake-up (session 6, docs/drivers.md)."""
+    that a burst is not read one wake-up after another."""
 
     maxThreads = 1024
 
@@ -249,11 +243,6 @@ class Serve:
         while True:
             with self.reading:
                 reqs = self.lines()
-                # A lone request that does not wait (a release, a ping, a renewal, an
-                # abandon) runs here, still the reader: nobody has to wake to read the next.
-                while len(reqs) == 1 and reqs[0]["type"] != "acquire":
-                    self.run(reqs[0])
-                    reqs = self.lines()
             with self.mu:
                 # This thread runs the first request unless it is the last one free to read
                 # and no other may start: then the pool queues them all, and it reads on.
