@@ -114,6 +114,7 @@ type Strategy struct {
 	p       *process
 	fwds    []*forwarder // the run's own dialing, for the driver's connections
 	ttl     time.Duration
+	ttlMS   int64 // ttl in ms, as the protocol's requests carry it: converted once
 	renewal time.Duration
 	hooks   strategies.Hooks
 	rtt     time.Duration
@@ -136,7 +137,7 @@ func build(i strategies.Info, o strategies.Options) (strategies.Strategy, error)
 		closeAll(fwds)
 		return nil, err
 	}
-	s := &Strategy{info: i, p: p, fwds: fwds, ttl: o.TTL.Duration(), renewal: o.Watchdog.Resolve(o.TTL.Duration()), hooks: o.Hooks}
+	s := &Strategy{info: i, p: p, fwds: fwds, ttl: o.TTL.Duration(), ttlMS: o.TTL.Milliseconds(), renewal: o.Watchdog.Resolve(o.TTL.Duration()), hooks: o.Hooks}
 	p.run(s.event)
 	if s.rtt, err = ping(p, 5); err != nil {
 		s.Close()
@@ -184,7 +185,7 @@ func environment(o strategies.Options) ([]string, []*forwarder, error) {
 		"LOCKBENCH_REDIS_ADDRS=" + strings.Join(addrs, ","),
 		"LOCKBENCH_REDIS_DB=" + strconv.Itoa(c.SelectDB),
 		"LOCKBENCH_PERMITS=" + strconv.Itoa(max(o.Permits, 1)),
-		"LOCKBENCH_TTL_MS=" + strconv.FormatInt(o.TTL.Milliseconds(), 10),
+		"LOCKBENCH_TTL_MS=" + strconv.FormatInt(o.TTL.Milliseconds(), 10), // the same ms as ttlMS
 	}
 	if c.Username != "" {
 		env = append(env, "LOCKBENCH_REDIS_USERNAME="+c.Username)
@@ -265,7 +266,7 @@ func (s *Strategy) Acquire(ctx context.Context, key, owner string) (strategies.L
 		timeout = max(time.Until(d), time.Millisecond)
 	}
 	sent := time.Now()
-	c, err := s.p.send(request{Type: msgAcquire, Worker: owner, Key: key, TTLMS: s.ttl.Milliseconds(), TimeoutMS: timeout.Milliseconds()}, timeout)
+	c, err := s.p.send(request{Type: msgAcquire, Worker: owner, Key: key, TTLMS: s.ttlMS, TimeoutMS: timeout.Milliseconds()}, timeout)
 	if err != nil {
 		return nil, err
 	}

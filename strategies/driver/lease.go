@@ -163,7 +163,7 @@ func (d *watchdog) run(ctx context.Context, l *lease) {
 		}
 		sent := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, s.renewal)
-		r, err := s.call(rctx, request{Type: msgRenew, Lease: l.handle, TTLMS: s.ttl.Milliseconds()})
+		r, err := s.call(rctx, request{Type: msgRenew, Lease: l.handle, TTLMS: s.ttlMS})
 		cancel()
 		if ctx.Err() != nil {
 			return
