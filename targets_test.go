@@ -605,7 +605,11 @@ func runNodes(t *testing.T, addr, barrier string, n int, args ...string) []strin
 		if !p.wait(5 * time.Minute) {
 			t.Fatalf("node %d still running after 5 minutes: %s", i+1, p.stderr.String())
 		}
-		if p.err != nil {
+		// A node alone may acquire too little for a verdict of its own (exit 6,
+		// inconclusive: one worker that the other process starved), where the merge,
+		// which the tests judge, has enough: its file is written all the same.
+		var exit *exec.ExitError
+		if p.err != nil && !(errors.As(p.err, &exit) && exit.ExitCode() == exitInconclusive && strings.Contains(p.stderr.String(), "inconclusive")) {
 			t.Fatalf("node %d: %v: %s", i+1, p.err, p.stderr.String())
 		}
 	}
