@@ -110,20 +110,10 @@ func TestKill(t *testing.T) {
 	if failures(r, killed.TS, back.TS) == 0 {
 		t.Errorf("no errors or timeouts while the node was dead (t=%.2fs..%.2fs): %v", killed.TS, back.TS, r.Timeline)
 	}
-	km, bm := w.get(t, brief, "killed"), w.get(t, brief, "restarted")
-	bw := w.windowBefore(t, km)
-	aw, ok := w.windowAfter(bm, span(km))
-	if !ok {
-		t.Fatalf("no window of %d acquires after the restart", span(km))
-	}
-	pre, post := bw.rate(), aw.rate()
-	ctlPre, ctlPost := cw.rateOver(bw.from, bw.to), cw.rateOver(aw.from, aw.to)
-	t.Logf("acquires/s: %.0f before the kill, %.0f after the restart; token beside it over the same windows: %.0f, %.0f", pre, post, ctlPre, ctlPost)
-	if ctlPre == 0 || ctlPost == 0 {
-		t.Fatalf("token beside it measured nothing in a window: %.0f, %.0f acquires/s", ctlPre, ctlPost)
-	}
-	if post/ctlPost < recovering*pre/ctlPre {
-		t.Errorf("acquired %.0f/s before the kill and %.0f/s after the restart, against %.0f and %.0f/s beside it: the phase did not recover", pre, post, ctlPre, ctlPost)
+	rates := w.besideControl(t, cw, w.get(t, brief, "killed"), w.get(t, brief, "restarted"))
+	t.Logf("acquires/s: %.0f before the kill, %.0f after the restart; token beside it over the same windows: %.0f, %.0f", rates.before, rates.after, rates.ctlBefore, rates.ctlAfter)
+	if !rates.recovered() {
+		t.Errorf("acquired %.0f/s before the kill and %.0f/s after the restart, against %.0f and %.0f/s beside it: the phase did not recover", rates.before, rates.after, rates.ctlBefore, rates.ctlAfter)
 	}
 }
 
@@ -170,23 +160,14 @@ func TestProxyFaults(t *testing.T) {
 	if d := on.at.Sub(off.at); d < time.Second {
 		t.Errorf("cut off for %s, want at least its d of 1s", d)
 	}
-	bw := w.windowBefore(t, off)
-	aw, ok := w.windowAfter(on, span(off))
-	if !ok {
-		t.Fatalf("no window of %d acquires after the heal", span(off))
-	}
-	before, after := bw.rate(), aw.rate()
+	rates := w.besideControl(t, cw, off, on)
 	during := float64(on.entered-off.entered) / on.at.Sub(off.at).Seconds()
-	ctlPre, ctlPost := cw.rateOver(bw.from, bw.to), cw.rateOver(aw.from, aw.to)
-	t.Logf("acquires/s: %.0f before the partition, %.0f during it, %.0f after; token beside it over the windows before and after: %.0f, %.0f", before, during, after, ctlPre, ctlPost)
-	if fails := failures(parted, offE.TS, onE.TS); during > before/4 || fails == 0 {
-		t.Errorf("partition: %.0f/s acquired before; %.0f/s acquired and %d errors and timeouts during; want a dip with failures", before, during, fails)
+	t.Logf("acquires/s: %.0f before the partition, %.0f during it, %.0f after; token beside it over the windows before and after: %.0f, %.0f", rates.before, during, rates.after, rates.ctlBefore, rates.ctlAfter)
+	if fails := failures(parted, offE.TS, onE.TS); during > rates.before/4 || fails == 0 {
+		t.Errorf("partition: %.0f/s acquired before; %.0f/s acquired and %d errors and timeouts during; want a dip with failures", rates.before, during, fails)
 	}
-	if ctlPre == 0 || ctlPost == 0 {
-		t.Fatalf("token beside it measured nothing in a window: %.0f, %.0f acquires/s", ctlPre, ctlPost)
-	}
-	if after/ctlPost < recovering*before/ctlPre {
-		t.Errorf("partition: %.0f/s acquired after the heal, %.0f/s before, against %.0f and %.0f/s beside it: no recovery", after, before, ctlPost, ctlPre)
+	if !rates.recovered() {
+		t.Errorf("partition: %.0f/s acquired after the heal, %.0f/s before, against %.0f and %.0f/s beside it: no recovery", rates.after, rates.before, rates.ctlAfter, rates.ctlBefore)
 	}
 }
 
@@ -244,20 +225,11 @@ func TestRedlockSurvivesTwoKills(t *testing.T) {
 		t.Errorf("the intact redlock beside it: verdict %q; want safe", cr.Verdict)
 	}
 	first, last, _ := bothKilled(w)
-	bw := w.windowBefore(t, first)
-	aw, ok := w.windowAfter(last, span(first))
-	if !ok {
-		t.Fatalf("no window of %d acquires after the kills", span(first))
-	}
-	before, after := bw.rate(), aw.rate()
-	ctlBefore, ctlAfter := cw.rateOver(bw.from, bw.to), cw.rateOver(aw.from, aw.to)
+	rates := w.besideControl(t, cw, first, last)
 	t.Logf("acquires/s: %.0f before the kills, %.0f after; the intact redlock beside it over the same windows: %.0f, %.0f",
-		before, after, ctlBefore, ctlAfter)
-	if ctlBefore == 0 || ctlAfter == 0 {
-		t.Fatalf("the intact redlock beside it measured nothing in a window: %.0f, %.0f acquires/s", ctlBefore, ctlAfter)
-	}
-	if after/ctlAfter < recovering*before/ctlBefore {
+		rates.before, rates.after, rates.ctlBefore, rates.ctlAfter)
+	if !rates.recovered() {
 		t.Errorf("with 2 of 5 masters dead: %.0f acquires/s against the intact one's %.0f, before the kills %.0f against %.0f; want redlock to go on with the other three",
-			after, ctlAfter, before, ctlBefore)
+			rates.after, rates.ctlAfter, rates.before, rates.ctlBefore)
 	}
 }

@@ -254,13 +254,7 @@ func (b *bench) watchPhase(t *testing.T, cfg workload.Config, w *watch, done fun
 	if len(cfg.Phases) != 1 {
 		t.Fatalf("watchPhase runs one phase, not %d", len(cfg.Phases))
 	}
-	o := b.options()
-	build := o.Faults
-	o.Faults = func(ph workload.Phase) (workload.Faults, error) {
-		f, err := build(ph)
-		w.Faults = f
-		return w, err
-	}
+	o := b.watchedOptions(w)
 	o.Progress = func(p workload.Progress) {
 		if p.Warmup {
 			return
@@ -272,18 +266,10 @@ func (b *bench) watchPhase(t *testing.T, cfg workload.Config, w *watch, done fun
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type outcome struct {
-		results []report.Result
-		err     error
-	}
-	out := make(chan outcome, 1)
-	go func() {
-		rs, err := workload.Run(ctx, cfg, b.target(), o)
-		out <- outcome{rs, err}
-	}()
+	out := b.runAsync(ctx, cfg, o)
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()
-	var got outcome
+	var got runOutcome
 	ended := false
 wait:
 	for {
@@ -331,23 +317,9 @@ func (b *bench) control(t *testing.T, cfg workload.Config, w *watch) (end func()
 	if len(cfg.Phases) != 1 || len(cfg.Phases[0].Faults) == 0 {
 		t.Fatalf("a control is one phase with a fault for its watch to count in: %+v", cfg.Phases)
 	}
-	o := b.options()
-	build := o.Faults
-	o.Faults = func(ph workload.Phase) (workload.Faults, error) {
-		f, err := build(ph)
-		w.Faults = f
-		return w, err
-	}
+	o := b.watchedOptions(w)
 	ctx, cancel := context.WithCancel(context.Background())
-	type outcome struct {
-		results []report.Result
-		err     error
-	}
-	out := make(chan outcome, 1)
-	go func() {
-		rs, err := workload.Run(ctx, cfg, b.target(), o)
-		out <- outcome{rs, err}
-	}()
+	out := b.runAsync(ctx, cfg, o)
 	stop, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sampled)
@@ -392,3 +364,60 @@ var _ workload.Faults = (*watch)(nil)
 // deadline is a phase's time when the test ends it on what it sees: long enough for the
 // busiest machine, never reached on a quiet one.
 const deadline = time.Minute
+
+// watchedOptions are b's run options with w in front of the phase's faults: the engine
+// calls w's Stall and Run, which count the acquires and the fault marks, and w passes them
+// on to the real faults.
+func (b *bench) watchedOptions(w *watch) workload.Options {
+	o := b.options()
+	build := o.Faults
+	o.Faults = func(ph workload.Phase) (workload.Faults, error) {
+		f, err := build(ph)
+		w.Faults = f
+		return w, err
+	}
+	return o
+}
+
+// besideControl are the rates a recovery is judged by: w's over the window before the
+// fault was applied and over the window after it was lifted (windowBefore, windowAfter),
+// and the control's (cw, see control) over the same two windows. The test fails at once
+// when there is no window after the fault or the control measured nothing in one.
+type besideControl struct{ before, after, ctlBefore, ctlAfter float64 }
+
+func (w *watch) besideControl(t *testing.T, cw *watch, applied, lifted mark) besideControl {
+	t.Helper()
+	bw := w.windowBefore(t, applied)
+	aw, ok := w.windowAfter(lifted, span(applied))
+	if !ok {
+		t.Fatalf("no window of %d acquires after %q", span(applied), lifted.What)
+	}
+	r := besideControl{before: bw.rate(), after: aw.rate(), ctlBefore: cw.rateOver(bw.from, bw.to), ctlAfter: cw.rateOver(aw.from, aw.to)}
+	if r.ctlBefore == 0 || r.ctlAfter == 0 {
+		t.Fatalf("the control beside it measured nothing in a window: %.0f, %.0f acquires/s", r.ctlBefore, r.ctlAfter)
+	}
+	return r
+}
+
+// recovered: the rate after, against the control's, is at least recovering of the rate
+// before against the control's then.
+func (r besideControl) recovered() bool {
+	return r.after/r.ctlAfter >= recovering*r.before/r.ctlBefore
+}
+
+// runOutcome is what a run that runAsync started ended with.
+type runOutcome struct {
+	results []report.Result
+	err     error
+}
+
+// runAsync runs cfg on b with o in a goroutine of its own; its outcome arrives on the
+// channel when the run ends.
+func (b *bench) runAsync(ctx context.Context, cfg workload.Config, o workload.Options) <-chan runOutcome {
+	out := make(chan runOutcome, 1)
+	go func() {
+		rs, err := workload.Run(ctx, cfg, b.target(), o)
+		out <- runOutcome{rs, err}
+	}()
+	return out
+}
