@@ -74,9 +74,6 @@ type process struct {
 	// idleReading is set while it reads.
 	idle        *time.Timer
 	idleReading atomic.Bool
-	// wanted is the last call that asked another call reading for the role, to read its
-	// own reply (see wait); the reader hands the role to it on its next turn.
-	wanted atomic.Pointer[call]
 
 	fmu      sync.Mutex
 	frozen   int       // process-pauses under way (see freeze)
@@ -87,12 +84,10 @@ type process struct {
 // call is a request waiting for its reply.
 type call struct {
 	kind     string
-	ch       chan reply    // buffered: the reader never blocks on it
-	due      time.Time     // the reply is expected by then, time frozen not counted
-	frozenNS int64         // p.frozenNS when the request was sent
-	gone     bool          // the caller stopped waiting (its context ended)
-	lead     chan struct{} // buffered: the reader's role, handed to this call (see wait)
-	left     bool          // under process.mu: the call stopped waiting; a role handed to it goes back
+	ch       chan reply // buffered: the reader never blocks on it
+	due      time.Time  // the reply is expected by then, time frozen not counted
+	frozenNS int64      // p.frozenNS when the request was sent
+	gone     bool       // the caller stopped waiting (its context ended)
 }
 
 // start runs argv with env added to lockbench's environment, in a process group of its own
@@ -252,61 +247,33 @@ func (p *process) idleRead() {
 			}
 		}
 		p.idleReading.Store(false)
-		p.release(nil)
+		p.release()
 	}
 }
 
-// release gives the reader's role back: to the call that asked for it last when it is not
-// c (the call giving it back) and still waits, else to whoever takes it, with the
-// background reader taking it if nobody else does within idleAfter.
-func (p *process) release(c *call) {
-	if w := p.wanted.Swap(nil); w != nil && w != c {
-		p.mu.Lock()
-		if !w.left {
-			w.lead <- struct{}{}
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
-	}
+// release gives the reader's role back, and has the background reader take it if nobody
+// else does within idleAfter.
+func (p *process) release() {
 	p.idle.Reset(idleAfter)
 	p.rd <- struct{}{}
 }
 
-// leave marks c as no longer waiting, and passes on a role handed to it meanwhile.
-func (p *process) leave(c *call) {
-	p.wanted.CompareAndSwap(c, nil)
-	p.mu.Lock()
-	c.left = true
-	p.mu.Unlock()
-	select {
-	case <-c.lead:
-		p.release(c)
-	default:
-	}
-}
-
-// lead reads as the reader until c's reply comes, done is closed, the driver breaks or
-// another call asks for the role (yield true); the caller holds the role and gives it back.
-func (p *process) lead(c *call, done <-chan struct{}) (r reply, ok, yield bool, err error) {
+// lead reads as the reader until c's reply comes, done is closed or the driver breaks;
+// the caller holds rd and gives it back.
+func (p *process) lead(c *call, done <-chan struct{}) (reply, bool, error) {
 	for {
 		select {
 		case r := <-c.ch:
 			// The reader before handed it over as the role came free: wait's select took
 			// the role rather than the reply.
-			return r, true, false, nil
+			return r, true, nil
 		case <-done:
-			return reply{}, false, false, nil
+			return reply{}, false, nil
 		case <-p.broken:
-			return reply{}, false, false, p.failure()
+			return reply{}, false, p.failure()
 		default:
 		}
 		_ = p.out.f.SetReadDeadline(time.Now().Add(maxLead))
-		// After the deadline is set: an asking call's interruption (a deadline in the past)
-		// is then either seen here or ends the read.
-		if w := p.wanted.Load(); w != nil && w != c {
-			return reply{}, false, true, nil
-		}
 		line, err := p.out.next()
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -323,12 +290,12 @@ func (p *process) lead(c *call, done <-chan struct{}) (r reply, ok, yield bool, 
 				mine = true
 			}
 			if mine {
-				return r, true, false, nil
+				return r, true, nil
 			}
 		}
 		if err != nil {
 			p.fail(err)
-			return reply{}, false, false, p.failure()
+			return reply{}, false, p.failure()
 		}
 	}
 }
@@ -404,7 +371,7 @@ func (p *process) watch() {
 // send writes req with a new id and returns its call, whose reply is due within timeout +
 // Grace.
 func (p *process) send(req request, timeout time.Duration) (*call, error) {
-	c := &call{kind: req.Type, ch: make(chan reply, 1), lead: make(chan struct{}, 1), due: time.Now().Add(timeout + p.grace), frozenNS: p.frozenNS.Load()}
+	c := &call{kind: req.Type, ch: make(chan reply, 1), due: time.Now().Add(timeout + p.grace), frozenNS: p.frozenNS.Load()}
 	p.mu.Lock()
 	if p.err != nil {
 		p.mu.Unlock()
@@ -444,38 +411,23 @@ func (p *process) write(req request) error {
 
 // wait waits for c's reply until done is closed; ok false when done came first, in which
 // case the call is marked gone and a late grant will be given back. It reads the reply
-// itself when the reader's role is free, when the background reader gives it back (see
-// idleRead), or when the call reading gives it to c: c, sent last, asks for it (a read
-// deadline in the past ends that call's read), so that its reply wakes it straight from the
-// poller instead of being read by another call and handed over. Otherwise the reader of
-// the moment hands the reply over.
+// itself when the reader's role is free or the background reader gives it back (see
+// idleRead); otherwise the reader of the moment hands the reply over.
 func (p *process) wait(c *call, done <-chan struct{}) (reply, bool, error) {
-	defer p.leave(c)
 	if p.idleReading.Load() {
 		_ = p.out.f.SetReadDeadline(time.Unix(1, 0)) // the background reader gives the role back
-	} else if len(p.rd) == 0 {
-		p.wanted.Store(c)
-		_ = p.out.f.SetReadDeadline(time.Unix(1, 0)) // the call reading gives the role to c
 	}
-wait:
-	for {
-		select {
-		case r := <-c.ch:
-			return r, true, nil
-		case <-p.broken:
-			return reply{}, false, p.failure()
-		case <-done:
-			break wait
-		case <-p.rd:
-		case <-c.lead:
-		}
-		r, ok, yield, err := p.lead(c, done)
-		p.release(c)
+	select {
+	case r := <-c.ch:
+		return r, true, nil
+	case <-p.broken:
+		return reply{}, false, p.failure()
+	case <-done:
+	case <-p.rd:
+		r, ok, err := p.lead(c, done)
+		p.release()
 		if ok || err != nil {
 			return r, ok, err
-		}
-		if !yield {
-			break // done came
 		}
 	}
 	p.mu.Lock()
