@@ -8,13 +8,12 @@ release and extend by its Lua scripts. One deviation, which the library document
 case: thread_local=False, because a lock taken in one thread is released from another here.
 The library has no renewal of its own; lockbench's --watchdog renews through Lock.extend.
 """
-import _thread
 import json
 import os
-import queue
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import redis
 from redis.exceptions import LockError, LockNotOwnedError
@@ -73,7 +72,7 @@ class Lag:
         t = os.times()
         cpu = (t.user + t.system - self.cpu.user - self.cpu.system) * 1e6
         grants = len(self.stages.get("acquire_call", ()))
-        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": serve.threads + serve.pool.threads if serve else 0,
+        out = {"switch_interval_ms": sys.getswitchinterval() * 1000, "threads": threading.active_count(),
                "grants": grants, "cpu_us_per_grant": round(cpu / grants) if grants else 0}
         for stage, v in sorted(self.stages.items()):
             v.sort()
@@ -83,7 +82,6 @@ class Lag:
 
 
 lag = None
-serve = None  # the Serve of this process, for the lag diagnostic's thread count
 
 
 def client():
@@ -195,7 +193,7 @@ def read(req):
 
 
 def main():
-    global lag, serve
+    global lag
     send({
         "type": "hello",
         "protocol": 1,
@@ -211,8 +209,7 @@ def main():
         lag = Lag()
     if os.environ.get("LOCKBENCH_PY_SWITCH_INTERVAL"):  # a diagnostic: seconds, as sys.setswitchinterval takes
         sys.setswitchinterval(float(os.environ["LOCKBENCH_PY_SWITCH_INTERVAL"]))
-    serve = Serve(locks, lag_file)
-    serve.loop()
+    Serve(locks, lag_file).loop()
 
 
 class Serve:
@@ -233,7 +230,7 @@ class Serve:
         self.partial = b""               # the start of a line not yet complete
         self.mu = threading.Lock()
         self.threads, self.idle = 1, 1   # the calling thread
-        self.pool = Pool(self.run, self.maxThreads)
+        self.pool = ThreadPoolExecutor(max_workers=self.maxThreads)
 
     def lines(self):
         """The complete request lines read so far, waiting for one; called holding reading."""
@@ -265,9 +262,9 @@ class Serve:
                     self.threads += 1
                     self.idle += 1
             if grow:
-                _thread.start_new_thread(self.loop, ())  # see Pool: no wait for it to run
+                threading.Thread(target=self.loop, daemon=True).start()
             for req in reqs[1:] if lead else reqs:
-                self.pool.submit(req)
+                self.pool.submit(self.run, req)
             if lead:
                 if reqs:
                     self.run(reqs[0])
@@ -285,39 +282,6 @@ class Serve:
         if self.lag_file:
             lag.dump(self.lag_file)
         os._exit(0)
-
-
-class Pool:
-    """What ThreadPoolExecutor does for Serve, with threads started by
-    _thread.start_new_thread, which returns once the thread exists: Thread.start (and so
-    ThreadPoolExecutor) waits until the new thread has run, its turn of the GIL included,
-    and the thread that starts it is the one that read a request and is about to run it.
-    Measured on the hot key (100 workers, load 8): 165 starts in a 4 s run, 0.3 to 40 ms
-    each, 0.8 s in all, 55 of them after the first second (Serve grows as long as its
-    threads are taken by waiting acquires)."""
-
-    def __init__(self, run, max_threads):
-        self.run, self.max = run, max_threads
-        self.q = queue.SimpleQueue()
-        self.mu = threading.Lock()
-        self.threads = self.idle = 0
-
-    def submit(self, req):
-        with self.mu:
-            start = self.idle == 0 and self.threads < self.max
-            if start:
-                self.threads += 1
-            elif self.idle:
-                self.idle -= 1  # that thread takes it
-        self.q.put(req)
-        if start:
-            _thread.start_new_thread(self.work, ())
-
-    def work(self):
-        while True:
-            self.run(self.q.get())
-            with self.mu:
-                self.idle += 1
 
 
 if __name__ == "__main__":
