@@ -47,8 +47,19 @@ var infoRequestBytes = func() int {
 // ReadStats runs INFO on one server. A server whose INFO lacks the counters lockbench needs
 // (redis_version, total_commands_processed, used_cpu_*, total_net_*_bytes; miniredis has
 // none of them) is an error, never zero counters that would read as "no cost".
+//
+// INFO goes on a dedicated connection, not the pipelined one the workers share: there it
+// would wait for a slot of the client's ring behind every worker's command (100,000
+// workers kept the cost read at a window's edge waiting 3-10 s). Its handshake runs before
+// the INFO, so the server counts it before the snapshot; the pool keeps the connection for
+// the next read.
 func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats, error) {
-	txt, err := c.Do(ctx, c.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+	var txt string
+	err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
+		var err error
+		txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+		return err
+	})
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("INFO %s: %w", addr, err)
 	}
