@@ -52,14 +52,22 @@ var infoRequestBytes = func() int {
 // would wait for a slot of the client's ring behind every worker's command (100,000
 // workers kept the cost read at a window's edge waiting 3-10 s). Its handshake runs before
 // the INFO, so the server counts it before the snapshot; the pool keeps the connection for
-// the next read.
+// the next read. A connection the pool kept may have been cut since (a proxy's partition, a
+// restart): a read that fails on one, not for its context and not with Redis's own error,
+// is tried once more on a new one.
 func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats, error) {
 	var txt string
-	err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
-		var err error
-		txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
-		return err
-	})
+	var err error
+	for try := 0; try < 2; try++ {
+		err = c.Dedicated(func(dc rueidis.DedicatedClient) error {
+			var err error
+			txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+			return err
+		})
+		if _, redisErr := rueidis.IsRedisErr(err); err == nil || redisErr || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("INFO %s: %w", addr, err)
 	}
