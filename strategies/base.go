@@ -194,6 +194,12 @@ func (b *base) replicate(ctx context.Context, l *lease) bool {
 // wait runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. Without pubsub, and for a lock no local waiter is queued for, the uncontended
 // path is one call of try: no timer, no registration.
+//
+// Its frame is under every command of an acquire, and with it of every worker's deepest
+// wait (inside rueidis, in a select on the reply): it holds only the first attempt, and the
+// pubsub registration and the pauses live in frames of their own (waitNotified, retry).
+// Together they took 544 bytes here, and grew a 100,000-worker fleet's stacks from 4 KiB
+// to 8 KiB (docs/performance.md, session 7).
 func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -201,8 +207,23 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	if b.native != nil && b.o.Wait.Kind == WaitNative {
 		return b.native.wait(b, ctx, key, try)
 	}
+	if b.notify != nil {
+		return b.waitNotified(ctx, key, owner, try)
+	}
+	l, in, err := b.attempt(ctx, try)
+	if l != nil || err != nil {
+		return l, b.attemptErr(ctx, key, err)
+	}
+	return b.retry(ctx, key, nil, try, in)
+}
+
+// waitNotified is wait with pubsub: queued behind this process's waiters for the lock,
+// subscribed before it sleeps.
+//
+//go:noinline
+func (b *base) waitNotified(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	var w *waiter
-	if b.notify != nil && b.notify.waiting(key) && !b.holding(key, owner) {
+	if b.notify.waiting(key) && !b.holding(key, owner) {
 		// Others of this process may be queued for this lock: queue behind them before
 		// trying, so that only the head contends with Redis. A holder's re-entry does not:
 		// they wait for the lock it holds, and only its own release would wake them.
@@ -220,35 +241,40 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		}
 		retryIn = in
 	}
-	if b.notify != nil {
-		registeredLate := w == nil
-		if registeredLate {
-			var err error
-			if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
-				return nil, b.attemptErr(ctx, key, err)
-			}
-			defer b.leave(w)
+	registeredLate := w == nil
+	if registeredLate {
+		var err error
+		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
+			return nil, b.attemptErr(ctx, key, err)
 		}
-		if !w.covered {
-			if err := b.notify.subscribe(ctx, w); err != nil {
-				return nil, b.attemptErr(ctx, key, err)
-			}
-		}
-		// A release announced between our attempt and our registration (or before the
-		// subscription was confirmed) reached nobody: try once more before sleeping.
-		if registeredLate || !w.covered {
-			if l := b.notify.take(w); l != nil {
-				return l, nil // handed over while it subscribed
-			}
-			b.failedAttempts.Add(1)
-			l, in, err := b.attempt(ctx, try)
-			if l != nil || err != nil {
-				return l, b.attemptErr(ctx, key, err)
-			}
-			retryIn = in
+		defer b.leave(w)
+	}
+	if !w.covered {
+		if err := b.notify.subscribe(ctx, w); err != nil {
+			return nil, b.attemptErr(ctx, key, err)
 		}
 	}
+	// A release announced between our attempt and our registration (or before the
+	// subscription was confirmed) reached nobody: try once more before sleeping.
+	if registeredLate || !w.covered {
+		if l := b.notify.take(w); l != nil {
+			return l, nil // handed over while it subscribed
+		}
+		b.failedAttempts.Add(1)
+		l, in, err := b.attempt(ctx, try)
+		if l != nil || err != nil {
+			return l, b.attemptErr(ctx, key, err)
+		}
+		retryIn = in
+	}
+	return b.retry(ctx, key, w, try, retryIn)
+}
 
+// retry pauses and tries again until try yields a lease or ctx ends; w, when set, is the
+// registration a release of this process wakes (pubsub).
+//
+//go:noinline
+func (b *base) retry(ctx context.Context, key string, w *waiter, try attempt, retryIn time.Duration) (Lease, error) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var slept time.Duration // the last pause
@@ -438,6 +464,10 @@ var (
 	}()
 )
 
+// newToken makes a lease's token. Not inlined: its concatenation's buffer would stay in
+// its caller's frame, under the acquire's command (see wait).
+//
+//go:noinline
 func newToken(owner string) string {
 	var digits [13]byte // a uint64 in base 36; converted inside the concatenation: one allocation
 	return owner + ":" + tokenNonce + "." + string(strconv.AppendUint(digits[:0], tokenSeq.Add(1), 36))

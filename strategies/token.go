@@ -116,11 +116,20 @@ func setNX(ctx context.Context, c rueidis.Client, key, val string, ttlMS int64) 
 // setNXArg is setNX with the ttl already formatted (resolved.ttlArg): the builder's
 // PxMilliseconds formats it with strconv on every call, one allocation per acquire.
 func setNXArg(ctx context.Context, c rueidis.Client, key, val, ttlArg string) (bool, error) {
-	err := c.Do(ctx, c.B().Arbitrary("SET").Keys(key).Args(val, "NX", "PX", ttlArg).Build()).Error()
+	err := c.Do(ctx, setNXCmd(c, key, val, ttlArg)).Error()
 	if rueidis.IsRedisNil(err) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// setNXCmd builds setNXArg's command in a frame of its own: the builder's temporaries
+// would otherwise stay in the frame under the command's wait for its reply, the deepest
+// point of every worker's stack (base.wait says why that matters).
+//
+//go:noinline
+func setNXCmd(c rueidis.Client, key, val, ttlArg string) rueidis.Completed {
+	return c.B().Arbitrary("SET").Keys(key).Args(val, "NX", "PX", ttlArg).Build()
 }
 
 // compareDelete deletes key if it still holds tok. ErrNotOwner when the lock was no longer

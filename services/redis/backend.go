@@ -50,10 +50,16 @@ func (t Backend) Configure(o *strategies.Options) {
 // any other on every server behind Client (a cluster's every node).
 func (t Backend) Scope(info strategies.Info, prefix string) workload.Scope {
 	t.runs.add(prefix) // before the phase writes a key: a run killed now leaves nothing unknown
+	s := redisScope{prefix: prefix, nodes: Nodes(t.Client), runs: t.runs}
 	if info.MultiNode {
-		return redisScope{prefix: prefix, nodes: Nodes(t.Nodes...), runs: t.runs}
+		s.nodes = Nodes(t.Nodes...)
 	}
-	return redisScope{prefix: prefix, nodes: Nodes(t.Client), runs: t.runs}
+	// The cost reads' dedicated connections (ReadStats) are dialled now, before the workers
+	// start: dialled at the window's edge, beside a million busy workers, one timed out.
+	for _, n := range s.nodes {
+		_ = n.Client.Dedicated(func(rueidis.DedicatedClient) error { return nil })
+	}
+	return s
 }
 
 // Arrive is INCR key and EXPIRE key, in whole seconds, in one round trip.

@@ -47,8 +47,27 @@ var infoRequestBytes = func() int {
 // ReadStats runs INFO on one server. A server whose INFO lacks the counters lockbench needs
 // (redis_version, total_commands_processed, used_cpu_*, total_net_*_bytes; miniredis has
 // none of them) is an error, never zero counters that would read as "no cost".
+//
+// INFO goes on a dedicated connection, not the pipelined one the workers share: there it
+// would wait for a slot of the client's ring behind every worker's command (100,000
+// workers kept the cost read at a window's edge waiting 3-10 s). Its handshake runs before
+// the INFO, so the server counts it before the snapshot; the pool keeps the connection for
+// the next read. A connection the pool kept may have been cut since (a proxy's partition, a
+// restart): a read that fails on one, not for its context and not with Redis's own error,
+// is tried once more on a new one.
 func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats, error) {
-	txt, err := c.Do(ctx, c.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+	var txt string
+	var err error
+	for try := 0; try < 2; try++ {
+		err = c.Dedicated(func(dc rueidis.DedicatedClient) error {
+			var err error
+			txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+			return err
+		})
+		if _, redisErr := rueidis.IsRedisErr(err); err == nil || redisErr || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("INFO %s: %w", addr, err)
 	}

@@ -39,7 +39,13 @@ func SplitCalls(ctx context.Context, c rueidis.Client, calls map[string]uint64) 
 	}
 	if len(ask) > 0 {
 		slices.Sort(ask)
-		infos, err := c.Do(ctx, c.B().CommandInfo().CommandName(ask...).Build()).ToArray()
+		// On a dedicated connection, as ReadStats's INFO: not behind the workers' commands.
+		var infos []rueidis.RedisMessage
+		err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
+			var err error
+			infos, err = dc.Do(ctx, dc.B().CommandInfo().CommandName(ask...).Build()).ToArray()
+			return err
+		})
 		if err != nil {
 			return CommandSplit{}, fmt.Errorf("COMMAND INFO: %w", err)
 		}

@@ -1,0 +1,62 @@
+//go:build !race
+
+// The race detector doubles the stack guard and widens every frame, so a worker's stack
+// is measured without it.
+
+package workload
+
+import (
+	"context"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/redistest"
+)
+
+// A cycling worker stays on the 4 KiB stack it parked on (see parkFrame): token's deepest
+// wait, rueidis's select on a reply under the acquire's frames, fits 4 KiB. A frame that
+// grows under it (base.wait held 544 bytes there) puts every worker of a large fleet on 8
+// KiB: 100,000 workers' stacks went from 391 to 800 MiB, and copying them cost a third of
+// the run's CPU. Not parallel: the stacks measured are the process's.
+func TestCyclingWorkersKeepTheirStacks(t *testing.T) {
+	_, c := redistest.Server(t)
+	const workers = 3000
+	cfg := shortConfig("token")
+	// Contended keys: most acquires fail and retry, through both the first attempt and the
+	// pauses' loop, and wait in the client's queue.
+	cfg.Workers, cfg.Keys, cfg.Duration, cfg.Warmup = workers, 100, 500*time.Millisecond, -1
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
+	var peak uint64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				metrics.Read(sample)
+				peak = max(peak, sample[0].Value.Uint64())
+			}
+		}
+	})
+	results, err := Run(context.Background(), cfg, redisBackend(c), Options{})
+	close(stop)
+	sampler.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0].Acquired == 0 {
+		t.Fatalf("want a run that acquired, got %+v", results)
+	}
+	// 4 KiB a worker, plus the rest of the process; 8 KiB a worker is over the limit.
+	if limit := uint64(workers * 6 << 10); peak > limit {
+		t.Errorf("stacks peaked at %d KiB for %d cycling workers (%.1f KiB a worker), want under %d KiB: a frame under the acquire's wait grew the workers' stacks past 4 KiB",
+			peak>>10, workers, float64(peak)/workers/1024, limit>>10)
+	}
+	t.Logf("stacks peaked at %d KiB (%.1f KiB a worker)", peak>>10, float64(peak)/workers/1024)
+}
