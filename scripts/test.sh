@@ -96,6 +96,9 @@ status=0
 # packages' tests mostly wait on the servers they start, and two at a time left a 2-core
 # machine 153 % busy (383 s); three at a time, 174 % (310 s), quiet, in a fresh clone.
 CI=1 go test -race -p 3 -timeout 20m ./... "$@" || status=$?
+# A worker's stack is measured without -race, which doubles the stack guard and widens every
+# frame (workload/stacks_test.go is built only without it).
+CI=1 go test -timeout 5m -run '^TestCyclingWorkersKeepTheirStacks$' ./workload "$@" || status=$?
 if ! wait "$checks_pid"; then
   echo "go vet, or the type check for macOS or Windows, failed:" >&2
   cat "$checks_log" >&2
