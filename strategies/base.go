@@ -208,7 +208,7 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 		return b.native.wait(b, ctx, key, try)
 	}
 	if b.notify != nil {
-		return b.waitNotified(ctx, key, owner, try)
+		return b.notified(ctx, key, owner, try)
 	}
 	l, in, err := b.attempt(ctx, try)
 	if l != nil || err != nil {
@@ -217,57 +217,70 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	return b.retry(ctx, key, nil, try, in)
 }
 
-// waitNotified is wait with pubsub: queued behind this process's waiters for the lock,
-// subscribed before it sleeps.
+// notified is wait with pubsub: registered (waitNotified), then the pauses (retry). Its own
+// frame is small: retry's waits, and every command under them, lie one frame deeper than
+// without pubsub, and waitNotified's frame is not under them (a 10,000-worker pubsub fleet's
+// stacks grew past 8 KiB with it there).
 //
 //go:noinline
-func (b *base) waitNotified(ctx context.Context, key, owner string, try attempt) (Lease, error) {
-	var w *waiter
+func (b *base) notified(ctx context.Context, key, owner string, try attempt) (Lease, error) {
+	w, in, l, err := b.waitNotified(ctx, key, owner, try)
+	if l == nil && err == nil {
+		l, err = b.retry(ctx, key, w, try, in)
+	}
+	if w != nil {
+		b.leave(w) // not deferred: a defer's record would sit in this frame too
+	}
+	return l, err
+}
+
+// waitNotified registers the pubsub wait: queued behind this process's waiters for the
+// lock, subscribed before it sleeps. It returns its registration w (nil if none was made;
+// the caller leaves it), and either a lease or an error, or how long to pause before the
+// next attempt.
+//
+//go:noinline
+func (b *base) waitNotified(ctx context.Context, key, owner string, try attempt) (w *waiter, retryIn time.Duration, l Lease, err error) {
 	if b.notify.waiting(key) && !b.holding(key, owner) {
 		// Others of this process may be queued for this lock: queue behind them before
 		// trying, so that only the head contends with Redis. A holder's re-entry does not:
 		// they wait for the lock it holds, and only its own release would wake them.
-		var err error
 		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
-			return nil, b.attemptErr(ctx, key, err)
+			return nil, 0, nil, b.attemptErr(ctx, key, err)
 		}
-		defer b.leave(w)
 	}
-	var retryIn time.Duration
 	if w == nil || w.ahead == 0 {
 		l, in, err := b.attempt(ctx, try)
 		if l != nil || err != nil {
-			return l, b.attemptErr(ctx, key, err)
+			return w, 0, l, b.attemptErr(ctx, key, err)
 		}
 		retryIn = in
 	}
 	registeredLate := w == nil
 	if registeredLate {
-		var err error
 		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
-			return nil, b.attemptErr(ctx, key, err)
+			return nil, 0, nil, b.attemptErr(ctx, key, err)
 		}
-		defer b.leave(w)
 	}
 	if !w.covered {
 		if err := b.notify.subscribe(ctx, w); err != nil {
-			return nil, b.attemptErr(ctx, key, err)
+			return w, 0, nil, b.attemptErr(ctx, key, err)
 		}
 	}
 	// A release announced between our attempt and our registration (or before the
 	// subscription was confirmed) reached nobody: try once more before sleeping.
 	if registeredLate || !w.covered {
 		if l := b.notify.take(w); l != nil {
-			return l, nil // handed over while it subscribed
+			return w, 0, l, nil // handed over while it subscribed
 		}
 		b.failedAttempts.Add(1)
 		l, in, err := b.attempt(ctx, try)
 		if l != nil || err != nil {
-			return l, b.attemptErr(ctx, key, err)
+			return w, 0, l, b.attemptErr(ctx, key, err)
 		}
 		retryIn = in
 	}
-	return b.retry(ctx, key, w, try, retryIn)
+	return w, retryIn, nil, nil
 }
 
 // retry pauses and tries again until try yields a lease or ctx ends; w, when set, is the
