@@ -299,20 +299,9 @@ func (b *base) retry(ctx context.Context, key string, w *waiter, try attempt, re
 		} else {
 			slept = b.pause(n, retryIn)
 		}
-		timer.Reset(slept)
-		var wake <-chan struct{}
-		if w != nil {
-			wake = w.wake
-		}
-		timedOut := false
-		select {
-		case <-ctx.Done():
-			return nil, notAcquired(ctx, key)
-		case <-end:
-			return nil, waitEndedErr(key)
-		case <-timer.C:
-			timedOut = true
-		case <-wake:
+		timedOut, err := b.sleep(ctx, end, timer, slept, w, key)
+		if err != nil {
+			return nil, err
 		}
 		if w != nil {
 			if l := b.notify.take(w); l != nil {
@@ -327,6 +316,29 @@ func (b *base) retry(ctx context.Context, key string, w *waiter, try attempt, re
 		if timedOut && w != nil {
 			b.notify.rejoin(ctx, w) // no turn came for a whole pause: make sure one can
 		}
+	}
+}
+
+// sleep is retry's pause: until the timer, a wake-up of w (pubsub), ctx's end or the phase's
+// (end). timedOut: the timer ended it. A frame of its own: the select's cases would
+// otherwise lie in retry's frame, under every command of every attempt after the first.
+//
+//go:noinline
+func (b *base) sleep(ctx context.Context, end <-chan struct{}, timer *time.Timer, d time.Duration, w *waiter, key string) (timedOut bool, err error) {
+	timer.Reset(d)
+	var wake <-chan struct{}
+	if w != nil {
+		wake = w.wake
+	}
+	select {
+	case <-ctx.Done():
+		return false, notAcquired(ctx, key)
+	case <-end:
+		return false, waitEndedErr(key)
+	case <-timer.C:
+		return true, nil
+	case <-wake:
+		return false, nil
 	}
 }
 
