@@ -57,17 +57,11 @@ var infoRequestBytes = func() int {
 // is tried once more on a new one.
 func ReadStats(ctx context.Context, c rueidis.Client, addr string) (ServerStats, error) {
 	var txt string
-	var err error
-	for try := 0; try < 2; try++ {
-		err = c.Dedicated(func(dc rueidis.DedicatedClient) error {
-			var err error
-			txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
-			return err
-		})
-		if _, redisErr := rueidis.IsRedisErr(err); err == nil || redisErr || ctx.Err() != nil {
-			break
-		}
-	}
+	err := dedicatedDo(ctx, c, func(dc rueidis.DedicatedClient) error {
+		var err error
+		txt, err = dc.Do(ctx, dc.B().Info().Section(infoArgs[1:]...).Build()).ToString()
+		return err
+	})
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("INFO %s: %w", addr, err)
 	}
@@ -241,4 +235,19 @@ func infoLines(txt string) iter.Seq2[string, string] {
 			}
 		}
 	}
+}
+
+// dedicatedDo runs do on one of c's dedicated connections, the cost reads' (ReadStats,
+// SplitCalls): not behind the workers' commands on the pipelined one. A connection the pool
+// kept may have been cut since (a proxy's partition, a restart): do failing on one, not for
+// ctx and not with Redis's own error, is tried once more on a new one.
+func dedicatedDo(ctx context.Context, c rueidis.Client, do func(rueidis.DedicatedClient) error) error {
+	var err error
+	for try := 0; try < 2; try++ {
+		err = c.Dedicated(do)
+		if _, redisErr := rueidis.IsRedisErr(err); err == nil || redisErr || ctx.Err() != nil {
+			break
+		}
+	}
+	return err
 }

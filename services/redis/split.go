@@ -39,9 +39,8 @@ func SplitCalls(ctx context.Context, c rueidis.Client, calls map[string]uint64) 
 	}
 	if len(ask) > 0 {
 		slices.Sort(ask)
-		// On a dedicated connection, as ReadStats's INFO: not behind the workers' commands.
 		var infos []rueidis.RedisMessage
-		err := c.Dedicated(func(dc rueidis.DedicatedClient) error {
+		err := dedicatedDo(ctx, c, func(dc rueidis.DedicatedClient) error {
 			var err error
 			infos, err = dc.Do(ctx, dc.B().CommandInfo().CommandName(ask...).Build()).ToArray()
 			return err
