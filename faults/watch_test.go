@@ -145,6 +145,20 @@ func (w *watch) ticksAfter(at time.Time) int {
 	return n
 }
 
+// longestGap is the longest time between two of the poll loop's samples: how long the
+// test's process went without running a goroutine that wakes every 10ms. A machine that
+// starves the whole process (a busy host's stolen CPU, another package's tests) freezes
+// the watchdog with it, which is process-pause, not the fault a test means to apply.
+func (w *watch) longestGap() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var gap time.Duration
+	for i := 1; i < len(w.samples); i++ {
+		gap = max(gap, w.samples[i].at.Sub(w.samples[i-1].at))
+	}
+	return gap
+}
+
 // window is the time between two samples of a watch and the acquires made in between.
 type window struct {
 	from, to time.Time
