@@ -32,6 +32,9 @@
 #      with the binary, always against that server through --redis (never a spawned one),
 #      --format json --quiet, each under /usr/bin/time -v (peak RSS, client CPU);
 #      the scale row's redlock phase runs against 5 extra redis-servers started only for it;
+#      each spread round ends with the client's floor on the same server: scripts/rueidisfloor,
+#      the same SET NX PX + EVALSHA cycle from 1000 goroutines through rueidis with nothing of
+#      lockbench around it (reported, no target: what part of the client's CPU is lockbench's);
 #   7. prints a markdown report (scripts/bench_report.py): header, ceiling and RTT, the table
 #      `| scenario | figure | value | target | ratio | met |`, per-run details, a summary. The
 #      spread is judged on its median round as well as its best (steady, not lucky), and on
@@ -260,6 +263,8 @@ start_epoch=$(date +%s)
 log "building lockbench"
 lb="$tmp/lockbench"
 go build -o "$lb" . || die "go build failed"
+floor="$tmp/rueidisfloor"
+go build -o "$floor" ./scripts/rueidisfloor || die "go build ./scripts/rueidisfloor failed"
 
 # ---- header ---------------------------------------------------------------------------------
 rev="unknown"
@@ -357,6 +362,15 @@ for round in $(seq 1 "$rounds"); do
   lockbench "spread-$round" "$t_run" "${common[@]}" --duration "${duration}s" --strategy token \
     --wait backoff --workers 1000 --keys 100000 --key-dist uniform --hold 0s
   ceiling_passes "$round" 3
+  flush
+  # The client's floor in the same minute: a bare rueidis loop of the same cycle (no oracle,
+  # no histograms, no wait policy), so that the report can say how much of lockbench's CPU
+  # per acquire is rueidis and the goroutines', and how much lockbench's own.
+  log "run floor-$round: scripts/rueidisfloor, 1000 workers, 100 000 keys"
+  rc=0
+  run_bounded "$t_run" "$out/floor-$round.json" "$out/floor-$round.err" \
+    "$floor" -json -addr "$addr" -workers 1000 -keys 100000 -warmup "${warmup}s" -d "${duration}s" || rc=$?
+  [ "$rc" -eq 0 ] || log "floor-$round failed (exit $rc); see $out/floor-$round.err"
   flush
   c=$(python3 -c "print(f'{1 / (1 / $best_set + 1 / $best_evalsha):.0f}')")
   ceilings+=("$c")

@@ -119,6 +119,15 @@ def client_us_per_acquire(d, name, r):
     return 1e6 * tm["cpu_s"] / (r["acquire_rate"] * secs), False
 
 
+def load_floor(d, rnd):
+    """The round's bare rueidis loop (scripts/rueidisfloor -json), None when it failed."""
+    try:
+        with open(os.path.join(d, f"floor-{rnd}.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def pass_cycles(d, rnd):
     """The token cycle ceiling of each of round RND's redis-benchmark passes (1, 2 before the
     spread run, 3, 4 after it), None for a pass without a figure."""
@@ -289,6 +298,18 @@ def main():
         t.add("spread, every round", "client CPU µs/acquire ≤ Redis's (same round)",
               f"{cheaper} of {rounds} rounds ({'; '.join(parts)})",
               f"≥ {need} of {rounds} rounds", f"{cheaper / need:.2f}", cheaper >= need)
+        # For information: the same cycle through rueidis with nothing of lockbench around it.
+        parts = []
+        for _, i, ri in sorted(spread_rounds, key=lambda x: x[1]):
+            f = load_floor(d, i)
+            cu, exact = client_us_per_acquire(d, f"spread-{i}", ri)
+            if f is None or cu is None:
+                parts.append(f"{i}: —")
+                continue
+            parts.append(f"{i}: {cu:.1f}{'' if exact else ' ≈'} vs {f['client_cpu_us_per_cycle']:.1f} "
+                         f"(Redis {f['redis_cpu_us_per_cycle']:.1f}, {rate(f['cycles_per_s'])})")
+        t.add("spread, every round", "client CPU µs/acquire: lockbench vs a bare rueidis loop",
+              "; ".join(parts), "reported (scripts/rueidisfloor)", "—", None)
     else:
         t.error(scen, "acquire_rate (best round)", "≥ 0.9 × ceiling", why)
         t.error(scen, "acquire_rate (median round)", "≥ 0.85 × ceiling", why)
@@ -472,6 +493,18 @@ def main():
         got = f"{ri['acquire_rate']:,.0f}/s = {ri['acquire_rate'] / c:.3f}" if ri else "no result"
         pairs.append(f"spread-{i} {got} × its ceiling {c:,.0f}")
     print("Each spread round against the ceiling measured around it: " + "; ".join(pairs) + ".")
+    print()
+    floors = []
+    for i in range(1, len(ceilings) + 1):
+        f = load_floor(d, i)
+        if f:
+            floors.append(f"floor-{i} {rate(f['cycles_per_s'])}, client {f['client_cpu_us_per_cycle']:.2f} µs "
+                          f"and Redis {f['redis_cpu_us_per_cycle']:.2f} µs per cycle")
+        else:
+            floors.append(f"floor-{i} failed (see floor-{i}.err)")
+    print("The client's floor after each spread round (scripts/rueidisfloor: the token cycle, SET NX PX "
+          "then EVALSHA, from 1000 goroutines through rueidis with lockbench's client options and "
+          "nothing else; what lockbench spends above it is its own): " + "; ".join(floors) + ".")
     print()
     lines, spoiled = drift_lines(d, rounds, ceilings)
     print("The VM's drift, round by round (a spoiled round's ratio says more about the minute "
