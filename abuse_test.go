@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/live"
 	"github.com/lockbench/lockbench/internal/proc"
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/report"
@@ -240,6 +242,15 @@ func TestE2EProcsSecretsStayOffCommandLines(t *testing.T) {
 	}
 	if kids != 2 {
 		t.Errorf("found %d children of the fleet, want 2", kids)
+	}
+	// The window can begin before the children's first lock: each opens its PostgreSQL pool
+	// on its first acquires, and a busy machine once took longer than the second this test
+	// gave it (1.1s, nothing acquired). Interrupt once a second of the stream has acquires.
+	if _, ok := p.stdout.awaitLine(2*time.Minute, func(raw string) bool {
+		var l live.Line
+		return json.Unmarshal([]byte(raw), &l) == nil && l.Acquires > 0
+	}); !ok {
+		t.Fatalf("no second of the run acquired on PostgreSQL; stderr: %s", p.stderr.String())
 	}
 	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGINT)
 	s := p.interrupted(t, out)
