@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -113,8 +112,13 @@ func run(addr string, workers, keys int, warmup, d time.Duration, opts string, a
 			}
 		})
 	}
+	defer func() { stop.Store(true); wg.Wait() }() // on every return: no worker outlives run
 	time.Sleep(warmup)
-	c0, r0, t0 := cycles.Load(), rusage(), time.Now()
+	r0, err := rusage()
+	if err != nil {
+		return err
+	}
+	c0, t0 := cycles.Load(), time.Now()
 	s0, err := serverCPU(ctx, admin)
 	if err != nil {
 		return err
@@ -124,7 +128,11 @@ func run(addr string, workers, keys int, warmup, d time.Duration, opts string, a
 	if err != nil {
 		return err
 	}
-	c1, r1, t1 := cycles.Load(), rusage(), time.Now()
+	c1, t1 := cycles.Load(), time.Now()
+	r1, err := rusage()
+	if err != nil {
+		return err
+	}
 	stop.Store(true)
 	wg.Wait()
 	n := float64(c1 - c0)
@@ -158,13 +166,6 @@ type figures struct {
 	RedisUSPerCycle  float64 `json:"redis_cpu_us_per_cycle"`
 	Refused          uint64  `json:"refused"`
 	Failed           uint64  `json:"failed"`
-}
-
-// rusage is this process's user + system CPU so far.
-func rusage() time.Duration {
-	var u syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // serverCPU is the server's used_cpu_user + used_cpu_sys, seconds.
