@@ -65,11 +65,11 @@ func TestHolderPause(t *testing.T) {
 		guarded = b.watchPhase(t, config(deadline, phase("token", mod(strategies.Watchdog{Auto: true}))), w,
 			func(w *watch) bool { return w.long.Load() >= 3 })
 		lapsed := guarded.Safety.Overlaps != 0 || guarded.Safety.LostLeases != 0
-		if gap := w.longestGap(); !lapsed || gap < slack/2 || attempt == 3 {
+		gap := w.longestGap()
+		if !lapsed || gap < slack/2 || attempt == 3 {
 			break
-		} else {
-			t.Logf("attempt %d: the process went %v without running (slack %v): its watchdog froze with it; again", attempt, gap.Round(time.Millisecond), slack)
 		}
+		t.Logf("attempt %d: the process went %v without running (slack %v): its watchdog froze with it; again", attempt, gap.Round(time.Millisecond), slack)
 	}
 
 	for _, r := range []report.Result{naive, guarded} {
