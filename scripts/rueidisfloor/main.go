@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/services/redis/server"
 )
 
 const unlock = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
@@ -39,7 +41,7 @@ func main() {
 	keys := flag.Int("keys", 100000, "keys the workers pick from at random")
 	warmup := flag.Duration("warmup", time.Second, "unmeasured time before the window")
 	d := flag.Duration("d", 5*time.Second, "the measured window")
-	opts := flag.String("opts", "lockbench", "rueidis options: lockbench (one pipelined connection, 50µs flush delay) or default")
+	opts := flag.String("opts", "lockbench", "rueidis options: lockbench (services/redis/server.ClientOption: one pipelined connection, a flush delay) or default (rueidis's)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	asJSON := flag.Bool("json", false, "print the figures as one JSON object (scripts/bench.sh reads it)")
 	flag.Parse()
@@ -55,6 +57,10 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if err := check(*addr, *workers, *keys, *warmup, *d, *opts); err != nil {
+		fmt.Fprintln(os.Stderr, "rueidisfloor:", err)
+		os.Exit(2)
+	}
 	if err := run(*addr, *workers, *keys, *warmup, *d, *opts, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "rueidisfloor:", err)
 		pprof.StopCPUProfile()
@@ -62,17 +68,26 @@ func main() {
 	}
 }
 
-func run(addr string, workers, keys int, warmup, d time.Duration, opts string, asJSON bool) error {
-	if !strings.HasPrefix(addr, "127.0.0.1:") && !strings.HasPrefix(addr, "localhost:") {
-		return fmt.Errorf("-addr %s: loopback only", addr)
-	}
-	o := rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true}
-	switch opts {
-	case "lockbench":
-		o.PipelineMultiplex, o.MaxFlushDelay = -1, 50*time.Microsecond
-	case "default":
-	default:
+// check refuses bad flags before anything connects (exit 2).
+func check(addr string, workers, keys int, warmup, d time.Duration, opts string) error {
+	switch {
+	case !strings.HasPrefix(addr, "127.0.0.1:") && !strings.HasPrefix(addr, "localhost:"):
+		return fmt.Errorf("-addr %s: loopback only (127.0.0.1:PORT or localhost:PORT)", addr)
+	case workers < 1 || keys < 1:
+		return fmt.Errorf("-workers %d, -keys %d: both must be at least 1", workers, keys)
+	case warmup < 0 || d <= 0:
+		return fmt.Errorf("-warmup %s, -d %s: the warm-up must not be negative, the window must be positive", warmup, d)
+	case opts != "lockbench" && opts != "default":
 		return fmt.Errorf("-opts %q: want lockbench or default", opts)
+	}
+	return nil
+}
+
+func run(addr string, workers, keys int, warmup, d time.Duration, opts string, asJSON bool) error {
+	// lockbench's own options (services/redis/server), so that the floor follows them.
+	o := server.ClientOption(addr)
+	if opts == "default" {
+		o = rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true}
 	}
 	c, err := rueidis.NewClient(o)
 	if err != nil {
