@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,10 +86,27 @@ func TestFailover(t *testing.T) {
 	}
 }
 
+// failoverLate is how late the kill, planned 1s into the window, may come before a run is
+// taken for one whose process stalled: the replication proxy is this process's, so a stall
+// stops replication too (WAIT confirms nothing), and the kill and the promotion's watch run
+// late. A quiet fresh-clone run (ci82) killed the master at 1.92s instead of 1.0s, confirmed
+// no grant before it and saw no promotion by the window's end; runs here kill at 1.00-1.02s.
+const failoverLate = 500 * time.Millisecond
+
 func runFailover(t *testing.T, waitReplicas int) report.Result {
 	t.Helper()
-	b := spawn(t, benchSpec{topology: "sentinel", failover: true})
-	r := b.run(t, failoverConfig(waitReplicas))[0]
+	var r report.Result
+	for attempt := 1; ; attempt++ {
+		b := spawn(t, benchSpec{topology: "sentinel", failover: true})
+		r = b.run(t, failoverConfig(waitReplicas))[0]
+		i := slices.IndexFunc(r.Events, func(e report.Event) bool {
+			return e.Fault == failoverFault && strings.Contains(e.What, "killed (SIGKILL)")
+		})
+		if i < 0 || r.Events[i].TS < time.Second.Seconds()+failoverLate.Seconds() || attempt == 3 {
+			break
+		}
+		t.Logf("attempt %d: the master was killed at %.2fs, not at 1s: the test's process stalled (its proxy carries the replication); again", attempt, r.Events[i].TS)
+	}
 
 	event(t, r, failoverFault, "replication to the replica lags by 300ms")
 	killed := event(t, r, failoverFault, "killed (SIGKILL); its replication link cut")
