@@ -61,6 +61,35 @@ type SetLocker interface {
 	AcquireSet(ctx context.Context, keys []string, owner string) (Lease, error)
 }
 
+// Chainer is a Strategy whose lock service can begin a holder's next acquire the moment its
+// release is done, in the same request: as a program that gives a lock back and takes it
+// again does, with no round trip to lockbench between the two (the driver protocol's
+// release with "then", for a driver whose hello says it supports "chain"). The engine
+// chains in a closed loop of one key a cycle, where a worker's next key is known when it
+// releases.
+type Chainer interface {
+	// Chains reports whether the strategy's leases implement ChainedRelease.
+	Chains() bool
+}
+
+// ChainedRelease is a Lease of a Chainer.
+type ChainedRelease interface {
+	// ReleaseThen releases as Release does, and has the service begin the acquire of key
+	// for owner, bounded by timeout, as soon as the release is done, whatever its outcome.
+	// The acquire is nil when it was not begun (the error says why); otherwise its Wait or
+	// its Cancel must be called.
+	ReleaseThen(ctx context.Context, key, owner string, timeout time.Duration) (Pending, error)
+}
+
+// Pending is an acquire a ChainedRelease began.
+type Pending interface {
+	// Wait is the acquire's outcome, as Acquire's, waiting until ctx ends. The lease's
+	// ValidUntil counts from when the release was sent: the acquire began after that.
+	Wait(ctx context.Context) (Lease, error)
+	// Cancel gives the acquire up unwaited: a grant that came or comes is given back.
+	Cancel()
+}
+
 // PermitCounter reports how many permits of key are free now (expired ones counted free).
 //
 // A semaphore (Info.Capacity CapacitySemaphore) implements it, so that the oracle can count

@@ -178,11 +178,14 @@ type phase struct {
 	capa    capacity                // how many the oracle lets inside one key
 	shared  strategies.SharedLocker // strat, when the phase reads (--read-ratio)
 	sets    strategies.SetLocker    // strat, when the phase locks sets (--lock-set)
-	faults  Faults                  // nil without faults
-	crashes *crashes                // the holders that died (holder-crash); nil without faults
-	scope   Scope                   // the servers and keys of the phase: its cost, stuck locks and cleanup
-	prefix  string                  // every key of the phase starts with it
-	state   []keyState              // per key: its name, built once, and the oracle's view of it
+	// chain: a closed loop of one key a cycle, whose strategy chains (strategies.Chainer):
+	// a worker's release carries its next acquire (worker.next).
+	chain   bool
+	faults  Faults     // nil without faults
+	crashes *crashes   // the holders that died (holder-crash); nil without faults
+	scope   Scope      // the servers and keys of the phase: its cost, stuck locks and cleanup
+	prefix  string     // every key of the phase starts with it
+	state   []keyState // per key: its name, built once, and the oracle's view of it
 	rec     *recorder
 	holdErr holdErrors // how late the measured holds ended
 	origin  time.Time  // monotonic origin of keyState timestamps
@@ -265,6 +268,9 @@ func newPhase(index int, ph Phase, cfg *Config, b Backend, o Options) (*phase, e
 	if p.sets, ok = strat.(strategies.SetLocker); !ok && ph.LockSet > 1 {
 		_ = strat.Close()
 		return nil, &ConfigError{Field: "lock-set", Value: strconv.Itoa(ph.LockSet), Reason: ph.Strategy + " takes no lock sets"}
+	}
+	if c, ok := strat.(strategies.Chainer); ok && c.Chains() {
+		p.chain = ph.Rate == 0 && ph.LockSet <= 1 && ph.ReadRatio == 0
 	}
 	if p.service, err = backendFor(b, p.info); err != nil {
 		return nil, err

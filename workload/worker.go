@@ -29,6 +29,10 @@ type worker struct {
 	cyc   cycleState
 	ctx   context.Context // the worker's: the phase's work, as the faults see it
 	lives int             // how many of its holders died (holder-crash): each made a new owner
+	// next is the acquire of key nextKey that the last release carried (phase.chain), which
+	// the next cycle waits for instead of acquiring; nil when there is none.
+	next    strategies.Pending
+	nextKey int
 
 	// The cycle's keys: one, or a lock set's (--lock-set), with their names, entries and
 	// section flags; made once with room for the set, refilled by choose. One key's live in
@@ -216,9 +220,23 @@ func touch(b []byte) { b[len(b)-1] = 1 }
 
 func (p *phase) closedWorker(ctx context.Context, w *worker) {
 	for ctx.Err() == nil {
-		p.choose(w)
+		if w.next != nil {
+			p.chosen(w, w.nextKey) // the release before began the acquire of it
+		} else {
+			p.choose(w)
+		}
 		p.cycle(ctx, w, time.Now())
 	}
+	if w.next != nil {
+		w.next.Cancel()
+		w.next = nil
+	}
+}
+
+// chosen makes key k the cycle's one key (phase.chain: one key a cycle, no reads).
+func (p *phase) chosen(w *worker, k int) {
+	w.held = append(w.held[:0], k)
+	w.names[0] = p.state[k].key
 }
 
 // openWorker takes arrivals off the schedule while it lasts: claim the next one, wait until
@@ -318,7 +336,11 @@ func (p *phase) cycle(ctx context.Context, w *worker, intended time.Time) {
 	}
 	c.lease = lease
 	if p.enter(ctx, w) {
-		p.leave(w, p.release(ctx, w, lease, c.m))
+		if p.chain {
+			p.leave(w, p.releaseChained(ctx, w, lease, c.m))
+		} else {
+			p.leave(w, p.release(ctx, w, lease, c.m))
+		}
 	}
 	c.lease = nil
 }
@@ -482,8 +504,13 @@ func (p *phase) leave(w *worker, rel releaseOutcome) {
 	}
 }
 
-// acquire takes the worker's chosen keys: the set, a shared hold, or the one key.
+// acquire takes the worker's chosen keys: the set, a shared hold, or the one key; or waits
+// for the acquire of the key that the worker's last release carried.
 func (p *phase) acquire(ctx context.Context, w *worker) (strategies.Lease, error) {
+	if next := w.next; next != nil {
+		w.next = nil
+		return next.Wait(ctx)
+	}
 	switch {
 	case len(w.held) > 1:
 		return p.sets.AcquireSet(ctx, w.names[:len(w.held)], w.owner)
@@ -654,6 +681,26 @@ const (
 	releaseFailed                       // an error: Redis, the network, the context
 )
 
+// releaseChained releases the cycle's lease in a phase that chains (phase.chain). While the
+// phase goes on it picks the worker's next key, and the release carries its acquire, which the next
+// cycle waits for (worker.next): the lock's service takes the key again as soon as the
+// release is done, as a program that gives a lock back and retakes it does, without a
+// round trip back to lockbench in between. That acquire's latency counts, as every
+// acquire's, from the next cycle's start, which comes after the release returned: it began
+// in the service up to the release's reply's way back earlier.
+func (p *phase) releaseChained(ctx context.Context, w *worker, l strategies.Lease, m bool) releaseOutcome {
+	cr, ok := l.(strategies.ChainedRelease)
+	if !ok || ctx.Err() != nil {
+		return p.release(ctx, w, l, m)
+	}
+	k := w.pick.pick()
+	next, err := cr.ReleaseThen(context.Background(), p.state[k].key, w.owner, p.cfg.AcquireTimeout)
+	if next != nil {
+		w.next, w.nextKey = next, k
+	}
+	return p.releaseOutcome(w, err, m)
+}
+
 // release gives a lease up and says what became of it. Once the phase is over the release
 // still happens — a benchmark must not leave locks behind — but bounded in time.
 func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bool) releaseOutcome {
@@ -663,7 +710,12 @@ func (p *phase) release(ctx context.Context, w *worker, l strategies.Lease, m bo
 		rctx, cancel = context.WithTimeout(rctx, 2*time.Second)
 		defer cancel()
 	}
-	switch err := l.Release(rctx); {
+	return p.releaseOutcome(w, l.Release(rctx), m)
+}
+
+// releaseOutcome is what a release that returned err became.
+func (p *phase) releaseOutcome(w *worker, err error, m bool) releaseOutcome {
+	switch {
 	case err == nil:
 		return released
 	case errors.Is(err, strategies.ErrNotOwner):

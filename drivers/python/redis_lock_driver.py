@@ -174,8 +174,17 @@ def handle(locks, req):
         elif req["type"] == "release":
             lag.add("release_write", t - req["done"])
             w = req.get("worker")
-            if w is not None:
+            if w is not None and "then" not in req:  # a chained acquire is not read
                 lag.released[w] = t
+    then = req.get("then")
+    if then is not None:
+        # The worker's next acquire, carried by its release (supports chain): begun on this
+        # thread as soon as the release is answered, as a program that gives the lock back
+        # and takes it again does, with no round trip to lockbench in between.
+        then["type"] = "acquire"
+        if lag:
+            then["read"] = now()
+        handle(locks, then)
 
 
 def read(req):
@@ -200,7 +209,9 @@ def main():
         "name": "redis-py Lock",
         "version": "redis-py %s (python3-redis), Python %s" % (redis.__version__, sys.version.split()[0]),
         "summary": "redis-py Lock: SET NX PX retried every 0.1s (its sleep), Lua release",
-        "supports": {"renewal": True},
+        # chain: a release may carry the worker's next acquire. LOCKBENCH_PY_NO_CHAIN=1 leaves
+        # it out, to measure what chaining changes.
+        "supports": {"renewal": True, "chain": os.environ.get("LOCKBENCH_PY_NO_CHAIN") != "1"},
     })
     probe = os.environ.get("LOCKBENCH_DRIVER_PROBE") == "1"
     locks = None if probe else Locks(client())

@@ -59,6 +59,9 @@ func info(h hello, cmd string, rtt time.Duration) strategies.Info {
 		summary = h.Name
 	}
 	summary = fmt.Sprintf("%s, driven through the driver protocol by %q (ping round trip p50 %s)", summary, cmd, rtt.Round(time.Microsecond))
+	if h.Supports.Chain {
+		summary += "; a closed loop's release carries the worker's next acquire, which the driver begins when the release is done (lockbench's chain)"
+	}
 	applies := []string{"ttl", "acquire-timeout"}
 	if h.Supports.Renewal {
 		applies = append(applies, "watchdog")
@@ -270,6 +273,12 @@ func (s *Strategy) Acquire(ctx context.Context, key, owner string) (strategies.L
 	if err != nil {
 		return nil, err
 	}
+	return s.granted(ctx, c, key, owner, sent, false)
+}
+
+// granted waits for the reply to the acquire of c, sent at sent, until ctx ends. A chained
+// acquire's lease counts its validity from sent whatever the driver says: it began after.
+func (s *Strategy) granted(ctx context.Context, c *call, key, owner string, sent time.Time, chained bool) (strategies.Lease, error) {
 	r, ok, err := s.p.wait(c, ctx.Done())
 	switch {
 	case err != nil:
@@ -279,7 +288,11 @@ func (s *Strategy) Acquire(ctx context.Context, key, owner string) (strategies.L
 	}
 	switch r.Type {
 	case msgGranted:
-		return s.newLease(r, key, owner, sent), nil
+		l := s.newLease(r, key, owner, sent)
+		if chained && r.ValidMS == nil {
+			l.until.Store(sent.Add(s.ttl).UnixNano())
+		}
+		return l, nil
 	case msgTimeout:
 		s.failedAttempts.Add(1)
 		return nil, fmt.Errorf("%w: key %s: the driver timed out", strategies.ErrNotAcquired, key)
@@ -288,6 +301,10 @@ func (s *Strategy) Acquire(ctx context.Context, key, owner string) (strategies.L
 	}
 	return nil, s.unexpected("acquire", r)
 }
+
+// Chains reports whether the driver said it supports chain: its leases' ReleaseThen then
+// carries the next acquire in the release's request.
+func (s *Strategy) Chains() bool { return s.p.hello.Supports.Chain }
 
 // unexpected breaks the driver that answered a request with a reply of another request.
 func (s *Strategy) unexpected(req string, r reply) error {

@@ -362,3 +362,70 @@ func TestManyCallsEachGetTheirReply(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A driver that supports chain takes a release that carries the worker's next acquire: the
+// release is answered first, then the acquire, whose lease counts its validity from when
+// the release was sent. A carried acquire given up unwaited (Cancel) is given back: its key
+// comes free in Redis. A driver that does not say chain is never sent one.
+func TestChainedRelease(t *testing.T) {
+	bin := testdriver(t)
+	o := target(t)
+	if s := build(t, bin+" token", o); s.(strategies.Chainer).Chains() {
+		t.Fatalf("a driver whose hello does not say chain: Chains() true")
+	}
+	t.Setenv("TESTDRIVER_CHAIN", "1")
+	s := build(t, bin+" token chain", o) // a name of its own: the catalog keeps an entry per name
+	if !s.(strategies.Chainer).Chains() || !strings.Contains(s.Info().Summary, "lockbench's chain") {
+		t.Fatalf("Chains() false or summary %q: want the driver's chain used and named", s.Info().Summary)
+	}
+	exists := func(key string) bool {
+		n, err := o.Client.Do(context.Background(), o.Client.B().Exists().Key(key).Build()).AsInt64()
+		if err != nil {
+			t.Fatalf("exists %s: %v", key, err)
+		}
+		return n == 1
+	}
+	l, err := s.Acquire(ctxFor(t, 5*time.Second), "chain:a", "w1")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	sent := time.Now()
+	next, err := l.(strategies.ChainedRelease).ReleaseThen(ctxFor(t, 5*time.Second), "chain:b", "w1", 5*time.Second)
+	if err != nil || next == nil {
+		t.Fatalf("release then acquire: %v (next %v)", err, next)
+	}
+	returned := time.Now() // the release's reply came: the carried acquire began before
+	nl, err := next.Wait(ctxFor(t, 5*time.Second))
+	if err != nil {
+		t.Fatalf("the carried acquire: %v", err)
+	}
+	if exists("chain:a") || !exists("chain:b") {
+		t.Errorf("after the chained release: a exists %v, b exists %v; want a released and b taken", exists("chain:a"), exists("chain:b"))
+	}
+	if v, ttl := nl.ValidUntil(), o.TTL.Duration(); v.Before(sent.Add(ttl)) || v.After(returned.Add(ttl)) {
+		t.Errorf("valid until %s after the release was sent, %s after its reply: want the ttl (%s) from the send", v.Sub(sent), v.Sub(returned), ttl)
+	}
+	if err := l.Release(ctxFor(t, time.Second)); !errors.Is(err, strategies.ErrReleased) {
+		t.Errorf("release of a lease released by ReleaseThen: %v, want ErrReleased", err)
+	}
+
+	// The next acquire carried, then given up: the grant that comes is given back.
+	next, err = nl.(strategies.ChainedRelease).ReleaseThen(ctxFor(t, 5*time.Second), "chain:c", "w1", 5*time.Second)
+	if err != nil || next == nil {
+		t.Fatalf("release then acquire: %v (next %v)", err, next)
+	}
+	next.Cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for exists("chain:c") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if exists("chain:b") || exists("chain:c") {
+		t.Errorf("after a cancelled carried acquire: b exists %v, c exists %v; want both free", exists("chain:b"), exists("chain:c"))
+	}
+	// The driver is still sound: another worker takes c at once.
+	l2, err := s.Acquire(ctxFor(t, 5*time.Second), "chain:c", "w2")
+	if err != nil {
+		t.Fatalf("acquire after the cancel: %v", err)
+	}
+	l2.Release(ctxFor(t, 5*time.Second))
+}

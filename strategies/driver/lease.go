@@ -39,23 +39,70 @@ func (s *Strategy) newLease(r reply, key, owner string, sent time.Time) *lease {
 // Release stops lockbench's renewal, runs the ReleasePause hook, then asks the driver to
 // release. The holder has left the oracle's resource before.
 func (l *lease) Release(ctx context.Context) error {
+	if err := l.end(ctx); err != nil {
+		return err
+	}
+	defer l.s.leases.Delete(l.handle)
+	r, err := l.s.call(ctx, request{Type: msgRelease, Lease: l.handle})
+	if err != nil {
+		return err
+	}
+	return l.released(r)
+}
+
+// ReleaseThen is Release with the worker's next acquire in the same request (a driver that
+// supports chain): the driver begins it when the release is done, on its own side, as a
+// program that gives the lock back and takes it again does.
+func (l *lease) ReleaseThen(ctx context.Context, key, owner string, timeout time.Duration) (strategies.Pending, error) {
+	if key == "" {
+		return nil, &strategies.OptionError{Field: "key", Value: key, Reason: "must not be empty"}
+	}
+	if err := l.end(ctx); err != nil {
+		return nil, err
+	}
+	defer l.s.leases.Delete(l.handle)
+	relTimeout := time.Duration(0)
+	if d, ok := ctx.Deadline(); ok {
+		relTimeout = max(time.Until(d), 0)
+	}
+	timeout = max(timeout, time.Millisecond)
+	sent := time.Now()
+	rc, ac, err := l.s.p.sendThen(request{Type: msgRelease, Lease: l.handle}, relTimeout,
+		&request{Type: msgAcquire, Worker: owner, Key: key, TTLMS: l.s.ttlMS, TimeoutMS: timeout.Milliseconds()}, timeout)
+	if err != nil {
+		return nil, err
+	}
+	next := &pending{s: l.s, c: ac, key: key, owner: owner, sent: sent}
+	r, ok, err := l.s.p.wait(rc, ctx.Done())
+	switch {
+	case err != nil:
+		return next, err
+	case !ok:
+		return next, fmt.Errorf("driver %q: release: %w", l.s.p.name, ctx.Err())
+	}
+	return next, l.released(r)
+}
+
+// end ends the lease before its release: a second release is refused, lockbench's renewal
+// stops and the ReleasePause hook runs.
+func (l *lease) end(ctx context.Context) error {
 	if !l.done.CompareAndSwap(false, true) {
 		if l.abandoned() {
 			return fmt.Errorf("%w: key %s: abandoned (its holder died)", strategies.ErrNotOwner, l.key)
 		}
 		return fmt.Errorf("%w: key %s", strategies.ErrReleased, l.key)
 	}
-	defer l.s.leases.Delete(l.handle)
 	if l.dog != nil {
 		l.dog.stop()
 	}
 	if pause := l.s.hooks.ReleasePause; pause != nil {
 		pause(ctx, l.key, l.owner)
 	}
-	r, err := l.s.call(ctx, request{Type: msgRelease, Lease: l.handle})
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// released is the outcome of the driver's reply r to a release.
+func (l *lease) released(r reply) error {
 	switch r.Type {
 	case msgReleased:
 		return nil
@@ -66,6 +113,20 @@ func (l *lease) Release(ctx context.Context) error {
 	}
 	return l.s.unexpected("release", r)
 }
+
+// pending is the acquire a chained release carried.
+type pending struct {
+	s          *Strategy
+	c          *call
+	key, owner string
+	sent       time.Time // the release that carried it was sent
+}
+
+func (p *pending) Wait(ctx context.Context) (strategies.Lease, error) {
+	return p.s.granted(ctx, p.c, p.key, p.owner, p.sent, true)
+}
+
+func (p *pending) Cancel() { p.s.p.cancel(p.c) }
 
 // abandoned reports whether Abandon gave the lease up.
 func (l *lease) abandoned() bool { return l.died.Load() }

@@ -83,6 +83,7 @@ type process struct {
 
 // call is a request waiting for its reply.
 type call struct {
+	id       uint64
 	kind     string
 	ch       chan reply // buffered: the reader never blocks on it
 	due      time.Time  // the reply is expected by then, time frozen not counted
@@ -371,21 +372,41 @@ func (p *process) watch() {
 // send writes req with a new id and returns its call, whose reply is due within timeout +
 // Grace.
 func (p *process) send(req request, timeout time.Duration) (*call, error) {
-	c := &call{kind: req.Type, ch: make(chan reply, 1), due: time.Now().Add(timeout + p.grace), frozenNS: p.frozenNS.Load()}
+	c, _, err := p.sendThen(req, 0, nil, timeout)
+	return c, err
+}
+
+// sendThen writes req with a new id, and then (when not nil) inside it with an id of its
+// own, in one line, and returns their calls: req's reply is due within reqTimeout + Grace,
+// then's within timeout + Grace.
+func (p *process) sendThen(req request, reqTimeout time.Duration, then *request, timeout time.Duration) (*call, *call, error) {
+	now := time.Now()
+	frozen := p.frozenNS.Load()
+	c := &call{kind: req.Type, ch: make(chan reply, 1), due: now.Add(reqTimeout + p.grace), frozenNS: frozen}
+	var tc *call
+	if then != nil {
+		tc = &call{kind: then.Type, ch: make(chan reply, 1), due: now.Add(timeout + p.grace), frozenNS: frozen}
+	}
 	p.mu.Lock()
 	if p.err != nil {
 		p.mu.Unlock()
-		return nil, p.err
+		return nil, nil, p.err
 	}
 	p.nextID++
-	req.ID = p.nextID
-	p.pending[req.ID] = c
+	req.ID, c.id = p.nextID, p.nextID
+	p.pending[c.id] = c
+	if tc != nil {
+		p.nextID++
+		then.ID, tc.id = p.nextID, p.nextID
+		p.pending[tc.id] = tc
+		req.Then = then
+	}
 	p.mu.Unlock()
 	if err := p.write(req); err != nil {
 		p.fail(err)
-		return nil, p.failure()
+		return nil, nil, p.failure()
 	}
-	return c, nil
+	return c, tc, nil
 }
 
 // write puts one request line on the driver's stdin. A driver that stops reading blocks it
@@ -430,14 +451,32 @@ func (p *process) wait(c *call, done <-chan struct{}) (reply, bool, error) {
 			return r, ok, err
 		}
 	}
+	return p.giveUp(c)
+}
+
+// giveUp stops waiting for c's reply. While c is pending it is marked gone, and its reply
+// will be dropped (a grant given back) when it comes; once the reader has taken it off
+// pending its reply is on its way to c.ch, and returned.
+func (p *process) giveUp(c *call) (reply, bool, error) {
 	p.mu.Lock()
-	c.gone = true
+	_, waiting := p.pending[c.id]
+	c.gone = waiting
 	p.mu.Unlock()
-	select {
-	case r := <-c.ch: // the reply won the race
-		return r, true, nil
-	default:
+	if waiting {
 		return reply{}, false, nil
+	}
+	select {
+	case r := <-c.ch:
+		return r, true, nil
+	case <-p.broken:
+		return reply{}, false, p.failure()
+	}
+}
+
+// cancel gives c up unwaited: a grant that came, or comes later, is given back.
+func (p *process) cancel(c *call) {
+	if r, ok, _ := p.giveUp(c); ok && r.Type == msgGranted {
+		go p.send(request{Type: msgRelease, Lease: r.Lease}, 0)
 	}
 }
 

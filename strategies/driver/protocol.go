@@ -56,6 +56,10 @@ type supports struct {
 	Semaphore bool `json:"semaphore"`
 	// Fencing: granted carries a fence, monotonic per key.
 	Fencing bool `json:"fencing"`
+	// Chain: a release may carry the same worker's next acquire ("then"), which the driver
+	// begins as soon as the release is done: lockbench sends it in a closed loop of one key
+	// a cycle.
+	Chain bool `json:"chain"`
 }
 
 // request is a line lockbench writes.
@@ -67,6 +71,10 @@ type request struct {
 	TTLMS     int64  `json:"ttl_ms,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
 	Lease     string `json:"lease,omitempty"`
+	// Then is an acquire that a release carries, for a driver that supports chain: the
+	// driver begins it as soon as the release is done, whatever the release's outcome, and
+	// answers each under its own id (the release's first).
+	Then *request `json:"then,omitempty"`
 }
 
 // reply is a line the driver writes: a reply to a request (ID set) or an event.
@@ -82,6 +90,11 @@ type reply struct {
 // appendRequest appends req as one JSON line, what json.Marshal writes for it and a
 // newline, without reflection: every request pays it on the protocol's hot path.
 func appendRequest(b []byte, req request) []byte {
+	return append(appendObject(b, &req), '\n')
+}
+
+// appendObject appends req as a JSON object.
+func appendObject(b []byte, req *request) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, req.Type)
 	b = append(b, `,"id":`...)
@@ -101,7 +114,10 @@ func appendRequest(b []byte, req request) []byte {
 	if req.Lease != "" {
 		b = appendString(append(b, `,"lease":`...), req.Lease)
 	}
-	return append(b, '}', '\n')
+	if req.Then != nil {
+		b = appendObject(append(b, `,"then":`...), req.Then)
+	}
+	return append(b, '}')
 }
 
 // appendString appends s as a JSON string: as it is when it is printable ASCII that needs

@@ -22,6 +22,7 @@ func TestAppendRequestIsJSON(t *testing.T) {
 		{Type: msgAcquire, ID: 9, Worker: "w\"<&>\\\n\t\x00é\u2028", Key: "ключ", TTLMS: 1, TimeoutMS: 1},
 		{Type: msgAcquire, ID: 10, Key: "bad utf-8 \xff"},
 		{Type: msgAcquire, ID: 11, Worker: "a&b", Key: "x>y", Lease: "<l>"},
+		{Type: msgRelease, ID: 12, Lease: "l", Then: &request{Type: msgAcquire, ID: 13, Worker: "w", Key: "k\"", TTLMS: 100, TimeoutMS: 5}},
 	} {
 		want, err := json.Marshal(req)
 		if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +186,58 @@ func TestBrokenDriverEndsPhase(t *testing.T) {
 			}
 			gone(t, pidsIn(t, pidfile))
 		})
+	}
+}
+
+// Through the engine, a driver that supports chain gets the closed loop's releases with the
+// worker's next acquire in them: the hot key stays safe, and the oracle still sees the
+// overlaps that holds past the ttl let in.
+func TestEngineChains(t *testing.T) {
+	t.Setenv("TESTDRIVER_CHAIN", "1")
+	conn := spawn(t)
+	bin := testdriver(t)
+	for _, tc := range []struct {
+		name   string
+		mod    func(*workload.Phase)
+		unsafe bool
+	}{
+		{"hot key", nil, false},
+		{"holder-pause", func(ph *workload.Phase) {
+			ph.Keys, ph.TTL, ph.Faults = 2, strategies.TTLOf(100*time.Millisecond), []string{"holder-pause:p=0.2,d=300ms"}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "chained")
+			t.Setenv("TESTDRIVER_CHAINFILE", file)
+			r := run(t, conn, config(time.Second, phase("driver:"+bin+" token", tc.mod)))[0]
+			chained := countIn(t, file)
+			t.Logf("releases that carried an acquire: %d of %d acquires", chained, r.Acquired)
+			if chained == 0 || r.Acquired == 0 || r.Errors != 0 {
+				t.Errorf("chained %d, acquired %d, errors %d: want chained releases, acquisitions, no error", chained, r.Acquired, r.Errors)
+			}
+			if unsafe := strings.HasPrefix(r.Verdict, report.VerdictUnsafe); unsafe != tc.unsafe || (tc.unsafe && r.Safety.Overlaps == 0) {
+				t.Errorf("verdict %q, overlaps %d: want UNSAFE %v", r.Verdict, r.Safety.Overlaps, tc.unsafe)
+			}
+		})
+	}
+}
+
+// countIn reads the number the test driver writes to file when it ends, waiting for it.
+func countIn(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if s := strings.TrimSpace(string(b)); err == nil && strings.HasSuffix(string(b), "\n") {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s: %q", file, b)
+			}
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no count in %s: %q %v", file, b, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -11,7 +11,10 @@
 //
 // and the rest misbehave on purpose: die-after N (exit 3 with a line on stderr at the N-th
 // acquire), hang-after N (stop answering), garbage-after N (write a line that is not JSON),
-// silent (no hello). With TESTDRIVER_PIDFILE set it starts a child (sleep) in its process
+// silent (no hello). With TESTDRIVER_CHAIN=1 its hello says it supports chain: a release
+// may carry the next acquire ("then"), begun as soon as the release is done; with
+// TESTDRIVER_CHAINFILE set too, it writes there how many releases carried one when its
+// stdin closes. With TESTDRIVER_PIDFILE set it starts a child (sleep) in its process
 // group and writes both pids there, so that a test can check that nothing outlives it. With
 // TESTDRIVER_PIDDIR set, each driver that is not a probe writes a file named by its pid
 // there, with its Redis address and its parent's pid, so that a test can tell which
@@ -35,13 +38,14 @@ import (
 )
 
 type request struct {
-	Type      string `json:"type"`
-	ID        uint64 `json:"id"`
-	Worker    string `json:"worker"`
-	Key       string `json:"key"`
-	TTLMS     int64  `json:"ttl_ms"`
-	TimeoutMS int64  `json:"timeout_ms"`
-	Lease     string `json:"lease"`
+	Type      string   `json:"type"`
+	ID        uint64   `json:"id"`
+	Worker    string   `json:"worker"`
+	Key       string   `json:"key"`
+	TTLMS     int64    `json:"ttl_ms"`
+	TimeoutMS int64    `json:"timeout_ms"`
+	Lease     string   `json:"lease"`
+	Then      *request `json:"then"`
 }
 
 type reply struct {
@@ -97,7 +101,7 @@ func main() {
 		os.WriteFile(fmt.Sprintf("%s/%d", d, os.Getpid()), fmt.Appendf(nil, "%s %d\n", os.Getenv("LOCKBENCH_REDIS_ADDR"), os.Getppid()), 0o644)
 	}
 	var l locker
-	supports := map[string]bool{"fencing": mode == "null", "renewal": true}
+	supports := map[string]bool{"fencing": mode == "null", "renewal": true, "chain": os.Getenv("TESTDRIVER_CHAIN") == "1"}
 	switch mode {
 	case "null":
 		l = &table{locks: map[string]*held{}, byLease: map[string]string{}, fences: map[string]uint64{}}
@@ -120,14 +124,20 @@ func main() {
 
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 64<<10)
-	acquires := 0
+	acquires, chained := 0, 0
+	if f := os.Getenv("TESTDRIVER_CHAINFILE"); f != "" && os.Getenv("LOCKBENCH_DRIVER_PROBE") == "" {
+		defer func() { os.WriteFile(f, fmt.Appendf(nil, "%d\n", chained), 0o644) }()
+	}
 	for in.Scan() {
 		var req request
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			fmt.Fprintln(os.Stderr, "testdriver: bad request:", err)
 			os.Exit(1)
 		}
-		if req.Type == "acquire" {
+		if req.Then != nil {
+			chained++
+		}
+		if req.Type == "acquire" || req.Then != nil {
 			acquires++
 			if misbehave != "" && acquires >= after {
 				switch misbehave {
@@ -145,10 +155,29 @@ func main() {
 				}
 			}
 		}
-		if !inline(l, req) {
-			go serve(l, req)
-		}
+		handle(l, req)
 	}
+}
+
+// handle answers req on the reading goroutine when inline can, else on a goroutine of its
+// own; an acquire a release carries (then) follows the release's reply.
+func handle(l locker, req request) {
+	if inline(l, req) {
+		if t := req.Then; t != nil {
+			t.Type = "acquire"
+			if !inline(l, *t) {
+				go serve(l, *t)
+			}
+		}
+		return
+	}
+	go func() {
+		serve(l, req)
+		if t := req.Then; t != nil {
+			t.Type = "acquire"
+			serve(l, *t)
+		}
+	}()
 }
 
 // inline answers, on the reading goroutine, what the null lock does without waiting: a
