@@ -55,20 +55,28 @@ function send(msg) {
 // acquire(req) -> {lease, valid_ms?} or null (timed out); release(lease) -> true (released)
 // or false (not the owner); renew(lease, ttl_ms) -> true/false; abandon(lease).
 // Events: lost(lease) and extended(lease, valid_ms) are sent through the emit functions.
+//
+// The hello says it supports chain (LOCKBENCH_NODE_NO_CHAIN=1 leaves it out, to measure what
+// chaining changes): a release may carry the worker's next acquire (then), begun as soon as
+// the release is answered, as a program that gives a lock back and takes it again does.
 function serve(hello, makeLock) {
-  send(Object.assign({ type: 'hello', protocol: 1 }, hello));
+  const supports = Object.assign({}, hello.supports, { chain: process.env.LOCKBENCH_NODE_NO_CHAIN !== '1' });
+  send(Object.assign({ type: 'hello', protocol: 1 }, hello, { supports }));
   const lock = probe ? null : makeLock({
     lost: (lease) => send({ type: 'lost', lease }),
     extended: (lease, validMS) => send({ type: 'extended', lease, valid_ms: Math.round(validMS) }),
   });
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-  rl.on('line', (line) => {
-    const req = JSON.parse(line);
-    handle(lock, req).then(
-      (reply) => send(Object.assign({ id: req.id }, reply)),
-      (err) => send({ type: 'error', id: req.id, message: String((err && err.message) || err) }));
-  });
+  rl.on('line', (line) => run(lock, JSON.parse(line)));
   rl.on('close', () => process.exit(0));
+}
+
+// run answers req, then begins the acquire it carries, if any.
+function run(lock, req) {
+  handle(lock, req).then(
+    (reply) => send(Object.assign({ id: req.id }, reply)),
+    (err) => send({ type: 'error', id: req.id, message: String((err && err.message) || err) }))
+    .then(() => { if (req.then) run(lock, Object.assign({}, req.then, { type: 'acquire' })); });
 }
 
 async function handle(lock, req) {
