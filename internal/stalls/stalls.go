@@ -65,6 +65,17 @@ func (w *Watch) Stalls() []Stall {
 	return append([]Stall(nil), w.stalls...)
 }
 
+// Between are the stalls of min or more that overlapped [from, to].
+func (w *Watch) Between(from, to time.Time, min time.Duration) []Stall {
+	var in []Stall
+	for _, s := range w.Stalls() {
+		if s.Gap >= min && s.At.Before(to) && s.At.Add(s.Gap).After(from) {
+			in = append(in, s)
+		}
+	}
+	return in
+}
+
 // Stop ends the watch and returns its stalls.
 func (w *Watch) Stop() []Stall {
 	close(w.stop)
