@@ -682,9 +682,9 @@ const (
 )
 
 // releaseChained releases the cycle's lease in a phase that chains (phase.chain). While the
-// phase goes on it picks the worker's next key, and the release carries its acquire, which the next
-// cycle waits for (worker.next): the lock's service takes the key again as soon as the
-// release is done, as a program that gives a lock back and retakes it does, without a
+// phase goes on it picks the worker's next key, and the release carries its acquire, which
+// the next cycle waits for (worker.next): the lock's service takes the key again as soon as
+// the release is done, as a program that gives a lock back and retakes it does, without a
 // round trip back to lockbench in between. That acquire's latency counts, as every
 // acquire's, from the next cycle's start, which comes after the release returned: it began
 // in the service up to the release's reply's way back earlier.
