@@ -415,17 +415,16 @@ func TestChainedRelease(t *testing.T) {
 		t.Fatalf("release then acquire: %v (next %v)", err, next)
 	}
 	next.Cancel()
-	deadline := time.Now().Add(10 * time.Second)
-	for exists("chain:c") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if exists("chain:b") {
+		t.Errorf("after the second chained release: b still exists")
 	}
-	if exists("chain:b") || exists("chain:c") {
-		t.Errorf("after a cancelled carried acquire: b exists %v, c exists %v; want both free", exists("chain:b"), exists("chain:c"))
-	}
-	// The driver is still sound: another worker takes c at once.
+	// Whenever the cancelled grant comes (before Cancel or after), it is given back: another
+	// worker takes c well within the 10s ttl that a grant kept by nobody would block it for.
+	start := time.Now()
 	l2, err := s.Acquire(ctxFor(t, 5*time.Second), "chain:c", "w2")
 	if err != nil {
-		t.Fatalf("acquire after the cancel: %v", err)
+		t.Fatalf("acquire after the cancel: %v (the cancelled grant was kept)", err)
 	}
+	t.Logf("another worker took the cancelled acquire's key after %s", time.Since(start).Round(time.Millisecond))
 	l2.Release(ctxFor(t, 5*time.Second))
 }
