@@ -739,6 +739,9 @@ func (p *phase) result(start, end time.Time, timeline []report.Second, intervals
 	if p.call != "" {
 		r.Notes = append(r.Notes, "as Redisson's "+p.call)
 	}
+	if p.chain {
+		r.Notes = append(r.Notes, chainNote)
+	}
 	p.errs.fill(&r)
 	r.Verdict = report.Verdict(&r)
 	r.Histograms.Acquire, _ = report.EncodeHistogram(h[mAcquire])

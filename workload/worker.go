@@ -681,6 +681,9 @@ const (
 	releaseFailed                       // an error: Redis, the network, the context
 )
 
+// chainNote is what a phase that chained says in its result.
+const chainNote = "lockbench's chain: each release carried the worker's next acquire, which the driver began once the release was done; an acquire's latency counts from lockbench's next cycle, after the release's reply"
+
 // releaseChained releases the cycle's lease in a phase that chains (phase.chain). While the
 // phase goes on it picks the worker's next key, and the release carries its acquire, which
 // the next cycle waits for (worker.next): the lock's service takes the key again as soon as

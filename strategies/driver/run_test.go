@@ -84,6 +84,9 @@ func TestEngineRunsDrivers(t *testing.T) {
 		if r.Acquired == 0 || r.Errors != 0 || r.Verdict != "safe" {
 			t.Errorf("%s: acquired %d, errors %d, verdict %q: want acquisitions, no error, safe", r.Strategy, r.Acquired, r.Errors, r.Verdict)
 		}
+		if slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "lockbench's chain:") }) {
+			t.Errorf("%s: notes %q: a driver that does not chain was said to", r.Strategy, r.Notes)
+		}
 	}
 	// The result names the library and version the driver's hello gave.
 	if rs[0].Source != "testdriver 1 (token)" || rs[1].Source != "testdriver 1 (null)" {
@@ -214,6 +217,9 @@ func TestEngineChains(t *testing.T) {
 			t.Logf("releases that carried an acquire: %d of %d acquires", chained, r.Acquired)
 			if chained == 0 || r.Acquired == 0 || r.Errors != 0 {
 				t.Errorf("chained %d, acquired %d, errors %d: want chained releases, acquisitions, no error", chained, r.Acquired, r.Errors)
+			}
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "lockbench's chain:") }) {
+				t.Errorf("notes %q: want one saying the releases carried the next acquires (lockbench's chain)", r.Notes)
 			}
 			if unsafe := strings.HasPrefix(r.Verdict, report.VerdictUnsafe); unsafe != tc.unsafe || (tc.unsafe && r.Safety.Overlaps == 0) {
 				t.Errorf("verdict %q, overlaps %d: want UNSAFE %v", r.Verdict, r.Safety.Overlaps, tc.unsafe)
