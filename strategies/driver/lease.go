@@ -61,24 +61,16 @@ func (l *lease) ReleaseThen(ctx context.Context, key, owner string, timeout time
 		return nil, err
 	}
 	defer l.s.leases.Delete(l.handle)
-	relTimeout := time.Duration(0)
-	if d, ok := ctx.Deadline(); ok {
-		relTimeout = max(time.Until(d), 0)
-	}
 	timeout = max(timeout, time.Millisecond)
 	sent := time.Now()
-	rc, ac, err := l.s.p.sendThen(request{Type: msgRelease, Lease: l.handle}, relTimeout,
+	r, ac, err := l.s.callThen(ctx, request{Type: msgRelease, Lease: l.handle},
 		&request{Type: msgAcquire, Worker: owner, Key: key, TTLMS: l.s.ttlMS, TimeoutMS: timeout.Milliseconds()}, timeout)
-	if err != nil {
-		return nil, err
+	var next strategies.Pending
+	if ac != nil {
+		next = &pending{s: l.s, c: ac, key: key, owner: owner, sent: sent}
 	}
-	next := &pending{s: l.s, c: ac, key: key, owner: owner, sent: sent}
-	r, ok, err := l.s.p.wait(rc, ctx.Done())
-	switch {
-	case err != nil:
+	if err != nil {
 		return next, err
-	case !ok:
-		return next, fmt.Errorf("driver %q: release: %w", l.s.p.name, ctx.Err())
 	}
 	return next, l.released(r)
 }
@@ -169,22 +161,30 @@ func (l *lease) ValidUntil() time.Time {
 
 // call sends req and waits for its reply, until ctx ends.
 func (s *Strategy) call(ctx context.Context, req request) (reply, error) {
-	timeout := time.Duration(0)
+	r, _, err := s.callThen(ctx, req, nil, 0)
+	return r, err
+}
+
+// callThen sends req carrying then (when not nil, an acquire whose reply is due within
+// timeout + Grace) and waits for req's reply, until ctx ends. It returns then's call, for
+// its own wait, once the line was sent.
+func (s *Strategy) callThen(ctx context.Context, req request, then *request, timeout time.Duration) (reply, *call, error) {
+	reqTimeout := time.Duration(0)
 	if d, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(d), 0)
+		reqTimeout = max(time.Until(d), 0)
 	}
-	c, err := s.p.send(req, timeout)
+	c, tc, err := s.p.sendThen(req, reqTimeout, then, timeout)
 	if err != nil {
-		return reply{}, err
+		return reply{}, nil, err
 	}
 	r, ok, err := s.p.wait(c, ctx.Done())
 	switch {
 	case err != nil:
-		return reply{}, err
+		return reply{}, tc, err
 	case !ok:
-		return reply{}, fmt.Errorf("driver %q: %s: %w", s.p.name, req.Type, ctx.Err())
+		return reply{}, tc, fmt.Errorf("driver %q: %s: %w", s.p.name, req.Type, ctx.Err())
 	}
-	return r, nil
+	return r, tc, nil
 }
 
 // watchdog renews one lease through the driver every interval (--watchdog, for a driver
