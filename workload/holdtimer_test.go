@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Holders of the process share one timing goroutine: many holding at once, none comes back
-// before its time, and at most one goroutine ever spins for them all.
+// Holders of the process share one timing goroutine and one solo slot: many holding at
+// once, none comes back before its time, and at most two goroutines ever spin for them all.
 func TestHoldTimerHoldsNoneEarlyWithOneSpinner(t *testing.T) {
 	h := processHolds()
 	var wg sync.WaitGroup
@@ -37,8 +37,36 @@ func TestHoldTimerHoldsNoneEarlyWithOneSpinner(t *testing.T) {
 	for e := range early {
 		t.Error(e)
 	}
-	if n := h.maxSpin.Load(); n > 1 {
-		t.Errorf("%d goroutines spun at once for the holders, want at most 1", n)
+	if n := h.maxSpin.Load(); n > 2 {
+		t.Errorf("%d goroutines spun at once for the holders, want at most 2", n)
+	}
+}
+
+// A lone holder times its own holds (holdSolo): none reaches the timing goroutine, whose
+// wake would cost a thread's wake-up on every hold, and none ends early. A second holder
+// holding meanwhile goes to the timing goroutine.
+func TestHoldTimerLoneHolderTimesItself(t *testing.T) {
+	h := newHoldTimer(newSleeper())
+	go h.run()
+	wake := make(chan struct{}, 1)
+	for range 50 {
+		d := 300 * time.Microsecond
+		start := time.Now()
+		late, ok := h.hold(context.Background(), d, wake)
+		if took := time.Since(start); !ok || late < 0 || took < d {
+			t.Fatalf("solo hold of %s took %s (late %s, ok %v)", d, took, late, ok)
+		}
+	}
+	if n := h.timed.Load(); n != 0 {
+		t.Errorf("%d of a lone holder's holds went to the timing goroutine, want 0", n)
+	}
+	h.solo.Store(true) // as while another holder times itself
+	if _, ok := h.hold(context.Background(), time.Millisecond, wake); !ok {
+		t.Fatal("a timed hold under a live context reported cut short")
+	}
+	h.solo.Store(false)
+	if n := h.timed.Load(); n != 1 {
+		t.Errorf("%d holds went to the timing goroutine while the solo slot was taken, want 1", n)
 	}
 }
 
@@ -87,7 +115,7 @@ func TestHoldTimerEndsWithTheContext(t *testing.T) {
 // The window before a deadline follows how late the sleeper's wake-ups were, within its
 // bounds.
 func TestHoldTimerWindowFollowsLateness(t *testing.T) {
-	h := newHoldTimer(newTimerSleeper())
+	var h lateness
 	for range 64 {
 		h.observe(int64(10 * time.Microsecond))
 	}
