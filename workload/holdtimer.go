@@ -34,8 +34,8 @@ import (
 // One holder at a time times itself instead (holdSolo), on a sleeper of its own: the same
 // sleep, window and spin, with no goroutine to wake at the end. Waking a parked goroutine
 // costs the waker a thread's wake-up whenever a processor is idle, which on this VM (its
-// idle vCPUs halted) took 33 µs at the median, quiet: the hold ended that much late, and
-// that much CPU went on every hold (session 10). A hot key has one holder at a time, who
+// idle vCPUs halted) made the timing goroutine's wake 33 µs late at the median, quiet, and
+// the hold with it (session 10, docs/performance.md). A hot key has one holder at a time, who
 // then never waits for another goroutine; where holds overlap, the others go through the
 // timing goroutine, so at most two goroutines spin in the process.
 type holdTimer struct {
@@ -68,10 +68,11 @@ type lateness struct {
 	n      int
 }
 
-// sleeper is the timing goroutine's sleep (and the solo holder's): arm sets it to end d from now (d > 0; an
-// earlier arm is replaced), and wait blocks until it ends (or returns early: the timing
-// goroutine looks at the heap again either way). arm is called under holdTimer.mu, wait
-// without it.
+// sleeper is the timing goroutine's sleep, and the solo holder's: arm sets it to end d from
+// now (d > 0; an earlier arm is replaced), and wait blocks until it ends (or returns early:
+// the timing goroutine looks at the heap again either way, the solo holder spins the rest).
+// The timing goroutine arms its sleeper under holdTimer.mu and waits without it; the solo
+// holder, alone on its own sleeper, needs no lock.
 type sleeper interface {
 	arm(d time.Duration)
 	wait()
