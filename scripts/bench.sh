@@ -40,7 +40,9 @@
 #      spread is judged on its median round as well as its best (steady, not lucky), and on
 #      lockbench's CPU per acquire against the same round's Redis CPU per acquire; the report
 #      names the rounds the VM's drift spoiled (Redis dearer per acquire than in the cheapest
-#      round, or a ceiling that moved between the passes before and after the run).
+#      round, or a ceiling that moved between the passes before and after the run). Every
+#      hot-notified round is checked on issue 32's pair: lockbench's CPU within 25 % of one
+#      core and the hold error's p99 within 50 µs (from the result's client and hold_error_us).
 #
 # The report goes to stdout, progress to stderr. Raw files (JSON per scenario, /usr/bin/time
 # output, redis-benchmark CSV, go test output, report.md) are kept with --out DIR; otherwise
