@@ -41,8 +41,9 @@ import (
 type holdTimer struct {
 	mu       sync.Mutex
 	due      holdHeap
-	sleeping bool  // the timing goroutine waits for its sleeper; add arms it for an earlier deadline
-	armedAt  int64 // when the sleeper is set to wake, in holdClock ns; 0 = not armed
+	dueLen   atomic.Int32 // len(due), stored under mu: a solo holder leaves it to the timing goroutine while others wait
+	sleeping bool         // the timing goroutine waits for its sleeper; add arms it for an earlier deadline
+	armedAt  int64        // when the sleeper is set to wake, in holdClock ns; 0 = not armed
 	sleeper  sleeper
 	late     lateness // the sleeper's, timing goroutine only
 
@@ -86,9 +87,6 @@ const (
 	maxWindow = 500 * time.Microsecond
 	// windowMargin is added to the observed lateness of the sleeper's wake-ups.
 	windowMargin = 30 * time.Microsecond
-	// yieldLead is how long before its deadline a solo holder's spin begins to yield
-	// (holdSolo says why not sooner, and why at all).
-	yieldLead = 30 * time.Microsecond
 )
 
 type holdEntry struct {
@@ -142,10 +140,13 @@ func newHoldTimer(s sleeper) *holdTimer {
 // ok false when ctx ended first; a hold of shortWait or less ends on time whatever ctx does.
 func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{}) (late time.Duration, ok bool) {
 	deadline := holdClock() + int64(d)
-	if d <= shortWait && h.solo.CompareAndSwap(false, true) {
-		late := h.holdSolo(deadline)
+	if d <= shortWait && h.dueLen.Load() == 0 && h.solo.CompareAndSwap(false, true) {
+		late, alone := h.holdSolo(deadline)
 		h.solo.Store(false)
-		return late, true
+		if alone {
+			return late, true
+		}
+		// Others came to hold meanwhile: the timing goroutine times this hold with theirs.
 	}
 	select { // a wake left over from a hold cut short
 	case <-wake:
@@ -169,16 +170,17 @@ func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{
 }
 
 // holdSolo times the caller's own hold to deadline: it sleeps on the solo sleeper until the
-// window before it, then spins. Only the holder that set h.solo calls it.
+// window before it, then spins, yielding on every pass. Only the holder that set h.solo
+// calls it. It gives up (alone false) as soon as it sees another hold waiting for the timing
+// goroutine, which spins for those already: two spinners took both processors of this
+// 2-core machine from the holders' round trips (50 workers on 50 keys holding 200 µs ran
+// 20-24k/s so, against 26-36k/s with one spinner; session 10).
 //
-// The spin yields only in its last yieldLead. Each yield wakes an idle thread (the
-// runtime's wakep), and on this VM, whose idle vCPUs halt, that costs the yielder: a
-// quarter of the hot key's client CPU samples went on it when the whole window yielded.
-// Not yielding at all cost rate instead (5 of 5 pairs): the thread the last yields wake is
-// awake on the other vCPU when the release's round trip follows. Quiet first, yielding for
-// the last 30 µs, read 24.1 against 25.6 % of a core and a hold p99 of 54 against 62 µs,
-// at 1.4 % less rate (medians of 14 alternating pairs, session 10; docs/performance.md).
-func (h *holdTimer) holdSolo(deadline int64) time.Duration {
+// Its spin yields on every pass: each yield wakes an idle thread, a quarter of the hot key's
+// client CPU samples, but a spin that yielded only in its last 30 µs held a processor from
+// every other goroutine's round trips until then (the same shape: 17-23k/s), and one that
+// never yielded lost rate on the hot key itself (docs/performance.md, session 10).
+func (h *holdTimer) holdSolo(deadline int64) (late time.Duration, alone bool) {
 	if start := deadline - h.soloLate.window.Load(); start > holdClock() {
 		h.soloSleeper.arm(time.Duration(start - holdClock()))
 		h.soloSleeper.wait()
@@ -186,13 +188,29 @@ func (h *holdTimer) holdSolo(deadline int64) time.Duration {
 			h.soloLate.observe(woke - start)
 		}
 	}
-	return time.Duration(h.spinUntil(func() int64 { return deadline }, deadline-int64(yieldLead)) - deadline)
+	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
+		h.maxSpin.Store(n)
+	}
+	defer h.spinner.Add(-1)
+	from := holdClock()
+	now := from
+	for now < deadline {
+		if h.dueLen.Load() > 0 {
+			h.spinsNS.Add(now - from)
+			return 0, false
+		}
+		runtime.Gosched()
+		now = holdClock()
+	}
+	h.spinsNS.Add(now - from)
+	return time.Duration(now - deadline), true
 }
 
 func (h *holdTimer) add(at int64, wake chan struct{}) {
 	h.timed.Add(1)
 	h.mu.Lock()
 	heap.Push(&h.due, holdEntry{at: at, wake: wake})
+	h.dueLen.Store(int32(len(h.due)))
 	if h.sleeping {
 		if start := at - h.late.window.Load(); h.armedAt == 0 || start < h.armedAt {
 			h.armedAt = start
@@ -216,6 +234,7 @@ func (h *holdTimer) run() {
 			default: // a wake is pending already
 			}
 		}
+		h.dueLen.Store(int32(len(h.due)))
 		if len(h.due) == 0 || h.due[0].at-now > h.late.window.Load() {
 			h.sleeping, h.armedAt = true, 0
 			if len(h.due) > 0 {
@@ -235,29 +254,25 @@ func (h *holdTimer) run() {
 		}
 		h.earliest.Store(h.due[0].at)
 		h.mu.Unlock()
-		h.spinUntil(h.earliest.Load, 0)
+		h.spin()
 		h.mu.Lock()
 		h.earliest.Store(1<<63 - 1)
 	}
 }
 
-// spinUntil spins until until() has come and returns the clock then. From yieldFrom on
-// (holdClock ns; 0: all along) it yields to whatever else is runnable on every pass.
-func (h *holdTimer) spinUntil(until func() int64, yieldFrom int64) int64 {
+// spin yields until the earliest deadline has come.
+func (h *holdTimer) spin() {
 	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
 		h.maxSpin.Store(n)
 	}
 	from := holdClock()
 	now := from
-	for now < until() {
-		if now >= yieldFrom {
-			runtime.Gosched()
-		}
+	for now < h.earliest.Load() {
+		runtime.Gosched()
 		now = holdClock()
 	}
 	h.spinsNS.Add(now - from)
 	h.spinner.Add(-1)
-	return now
 }
 
 // observe notes how late a sleep ended, and sets the window from the last 64 such.

@@ -150,3 +150,59 @@ func TestHoldErrorsPercentiles(t *testing.T) {
 		t.Errorf("percentiles %+v, want 100 counted, p50 below 10µs, max about 5s", p)
 	}
 }
+
+// While another hold waits for the timing goroutine, a hold goes there too, and a solo
+// holder that sees one come leaves its own hold to it: two spinners would take both
+// processors of a small machine from the holders' round trips.
+func TestHoldTimerSoloDefersToWaitingHolds(t *testing.T) {
+	h := newHoldTimer(newSleeper())
+	go h.run()
+	h.add(holdClock()+int64(time.Hour), make(chan struct{}, 1)) // a hold waiting for the timing goroutine
+	if _, ok := h.hold(context.Background(), time.Millisecond, make(chan struct{}, 1)); !ok {
+		t.Fatal("a hold under a live context reported cut short")
+	}
+	if n := h.timed.Load(); n != 2 {
+		t.Errorf("%d holds went to the timing goroutine, want 2: a hold beside a waiting one timed itself", n)
+	}
+
+	h = newHoldTimer(newSleeper())
+	gate := gatedSleeper(make(chan struct{}))
+	h.soloSleeper = gate // the solo holder's sleep ends when the test says
+	go h.run()
+	d := 20 * time.Millisecond
+	type result struct {
+		took time.Duration
+		ok   bool
+	}
+	res := make(chan result, 1)
+	go func() {
+		start := time.Now()
+		_, ok := h.hold(context.Background(), d, make(chan struct{}, 1))
+		res <- result{time.Since(start), ok}
+	}()
+	for limit := time.Now().Add(30 * time.Second); !h.solo.Load(); {
+		if time.Now().After(limit) {
+			t.Fatal("the lone holder never took the solo slot")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	h.add(holdClock()+int64(time.Hour), make(chan struct{}, 1)) // another hold comes meanwhile
+	close(gate)
+	select {
+	case r := <-res:
+		if !r.ok || r.took < d {
+			t.Errorf("hold of %s took %s (ok %v)", d, r.took, r.ok)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hold never ended")
+	}
+	if n := h.timed.Load(); n != 2 {
+		t.Errorf("%d holds went to the timing goroutine, want 2: the solo holder kept timing itself beside a waiting hold", n)
+	}
+}
+
+// gatedSleeper's sleep ends when its channel is closed.
+type gatedSleeper chan struct{}
+
+func (gatedSleeper) arm(time.Duration) {}
+func (g gatedSleeper) wait()           { <-g }
