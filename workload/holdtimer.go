@@ -174,7 +174,7 @@ func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{
 // calls it. It gives up (alone false) as soon as it sees another hold waiting for the timing
 // goroutine, which spins for those already: two spinners took both processors of this
 // 2-core machine from the holders' round trips (50 workers on 50 keys holding 200 µs ran
-// 20-24k/s so, against 26-36k/s with one spinner; session 10).
+// 22-31k/s so, against 26-36k/s with one spinner; session 10).
 //
 // Its spin yields on every pass: each yield wakes an idle thread, a quarter of the hot key's
 // client CPU samples, but a spin that yielded only in its last 30 µs held a processor from
