@@ -36,8 +36,9 @@ import (
 // costs the waker a thread's wake-up whenever a processor is idle, which on this VM (its
 // idle vCPUs halted) made the timing goroutine's wake 33 µs late at the median, quiet, and
 // the hold with it (session 10, docs/performance.md). A hot key has one holder at a time, who
-// then never waits for another goroutine; where holds overlap, the others go through the
-// timing goroutine, so at most two goroutines spin in the process.
+// then never waits for another goroutine. Where holds overlap, they all go through the
+// timing goroutine: a solo holder that sees another hold waiting there hands its own over
+// (holdSolo), so two goroutines spin at once only for that moment.
 type holdTimer struct {
 	mu       sync.Mutex
 	due      holdHeap
