@@ -42,15 +42,17 @@ import (
 type holdTimer struct {
 	mu       sync.Mutex
 	due      holdHeap
-	dueLen   atomic.Int32 // len(due), stored under mu: a solo holder leaves it to the timing goroutine while others wait
-	sleeping bool         // the timing goroutine waits for its sleeper; add arms it for an earlier deadline
-	armedAt  int64        // when the sleeper is set to wake, in holdClock ns; 0 = not armed
+	sleeping bool  // the timing goroutine waits for its sleeper; add arms it for an earlier deadline
+	armedAt  int64 // when the sleeper is set to wake, in holdClock ns; 0 = not armed
 	sleeper  sleeper
 	late     lateness // the sleeper's, timing goroutine only
 
 	// While it spins, the timing goroutine spins until earliest: add lowers it for an
 	// earlier deadline.
 	earliest atomic.Int64
+	// dueLen is len(due), stored under mu and read without it: a solo holder leaves its hold
+	// to the timing goroutine while other holds wait there.
+	dueLen atomic.Int32
 
 	solo        atomic.Bool // a holder times itself (holdSolo); its sleeper and lateness are its own
 	soloSleeper sleeper
@@ -189,21 +191,10 @@ func (h *holdTimer) holdSolo(deadline int64) (late time.Duration, alone bool) {
 			h.soloLate.observe(woke - start)
 		}
 	}
-	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
-		h.maxSpin.Store(n)
+	now := h.spin(func() int64 { return deadline }, func() bool { return h.dueLen.Load() > 0 })
+	if now < deadline {
+		return 0, false
 	}
-	defer h.spinner.Add(-1)
-	from := holdClock()
-	now := from
-	for now < deadline {
-		if h.dueLen.Load() > 0 {
-			h.spinsNS.Add(now - from)
-			return 0, false
-		}
-		runtime.Gosched()
-		now = holdClock()
-	}
-	h.spinsNS.Add(now - from)
 	return time.Duration(now - deadline), true
 }
 
@@ -255,25 +246,27 @@ func (h *holdTimer) run() {
 		}
 		h.earliest.Store(h.due[0].at)
 		h.mu.Unlock()
-		h.spin()
+		h.spin(h.earliest.Load, nil)
 		h.mu.Lock()
 		h.earliest.Store(1<<63 - 1)
 	}
 }
 
-// spin yields until the earliest deadline has come.
-func (h *holdTimer) spin() {
+// spin yields until until() has come, or until stop (when not nil) says to stop, and
+// returns the clock then.
+func (h *holdTimer) spin(until func() int64, stop func() bool) int64 {
 	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
 		h.maxSpin.Store(n)
 	}
 	from := holdClock()
 	now := from
-	for now < h.earliest.Load() {
+	for now < until() && (stop == nil || !stop()) {
 		runtime.Gosched()
 		now = holdClock()
 	}
 	h.spinsNS.Add(now - from)
 	h.spinner.Add(-1)
+	return now
 }
 
 // observe notes how late a sleep ended, and sets the window from the last 64 such.

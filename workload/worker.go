@@ -759,8 +759,8 @@ func (p *phase) failed(w *worker, err error, op string, m bool) {
 
 // holdFor keeps w in its critical section for d, or until ctx ends. The process's hold
 // timer ends it (holdtimer.go): exact to tens of microseconds, with at most two goroutines
-// spinning for every holder of the process rather than each spinning its own. How late each measured
-// hold ended is counted for the result (hold_error_us).
+// spinning for every holder of the process rather than each spinning its own. How late each
+// measured hold ended is counted for the result (hold_error_us).
 func (p *phase) holdFor(ctx context.Context, w *worker, d time.Duration, m bool) {
 	if d <= 0 || ctx.Err() != nil {
 		return
