@@ -132,6 +132,40 @@ func TestHoldersNote(t *testing.T) {
 	}
 }
 
+// A result measured while the hypervisor took a noticeable part of the machine (steal) says
+// so beside its figures, in the text and in the HTML report; a little steal says nothing.
+func TestStealNote(t *testing.T) {
+	s := &Summary{Results: []Result{
+		{Strategy: "token", Verdict: "safe", Client: ClientCost{Measured: true, HostCPUPercent: 70, HostCores: 2, HostStealPercent: 17.6}},
+		{Strategy: "fenced", Verdict: "safe", Client: ClientCost{Measured: true, HostCPUPercent: 70, HostCores: 2, HostStealPercent: 4.9}},
+	}}
+	notes := strings.Join(noteLines(s), "\n")
+	if !strings.Contains(notes, "token: the hypervisor took 18% of this machine's CPU over the window (steal") {
+		t.Errorf("notes lack the steal of token's window:\n%s", notes)
+	}
+	if strings.Contains(notes, "fenced: the hypervisor") {
+		t.Errorf("a steal under %.0f%% got a note:\n%s", NoteSteal, notes)
+	}
+}
+
+// A fleet's machines' steal is averaged, as their busy share.
+func TestMergeClientSteal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	var inputs []*Summary
+	for i, st := range []float64{10, 20, 30} {
+		r := engineResult(t, newProcess(rng, 500, 300, 4), 10, i+1)
+		r.Client = ClientCost{Measured: true, CPUUS: 1000, Cores: 1, HostCPUPercent: 60, HostCores: 2, HostStealPercent: st}
+		inputs = append(inputs, viaJSON(t, nodeSummary(i+1, 3, r)))
+	}
+	merged, err := Merge(inputs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := merged.Results[0].Client; c.HostStealPercent != 20 || c.HostCPUPercent != 60 {
+		t.Errorf("client %+v: want the machines' steal averaged, 20%%, and their busy share, 60%%", c)
+	}
+}
+
 // A fleet's start delay is its worst process's, as its scheduling latency: a capacity step
 // across --procs children whose one child starts its arrivals late is bound by that child.
 func TestMergeClientStartDelay(t *testing.T) {

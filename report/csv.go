@@ -101,6 +101,7 @@ func capacityCSVColumns() []csvColumn[capacityRow] {
 		{"lockbench_cpu_percent", func(r *capacityRow) string { return csvFloat(step(r).LockbenchCPUPercent) }},
 		{"lockbench_cores", func(r *capacityRow) string { return strconv.Itoa(step(r).LockbenchCores) }},
 		{"host_cpu_percent", func(r *capacityRow) string { return csvFloat(step(r).HostCPUPercent) }},
+		{"host_steal_percent", func(r *capacityRow) string { return csvFloat(step(r).HostStealPercent) }},
 		{"round_trip_us", func(r *capacityRow) string { return csvInt(step(r).RoundTripUS) }},
 		{"pass", func(r *capacityRow) string { return strconv.FormatBool(step(r).Pass) }},
 		{"reason", func(r *capacityRow) string { return step(r).Reason }},

@@ -735,7 +735,7 @@ func mergeRedis(group []*Result, acquired uint64) RedisCost {
 // machines' busy share averaged, the scheduling latency the worst process's.
 func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost {
 	var c ClientCost
-	var host float64
+	var host, steal float64
 	var hosts int
 	for _, r := range group {
 		if !r.Client.Measured {
@@ -746,6 +746,7 @@ func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost
 		c.Cores += r.Client.Cores
 		if r.Client.HostCores > 0 {
 			host += r.Client.HostCPUPercent
+			steal += r.Client.HostStealPercent
 			hosts++
 			c.HostCores = max(c.HostCores, r.Client.HostCores)
 		}
@@ -759,6 +760,7 @@ func mergeClient(group []*Result, acquired uint64, durationS float64) ClientCost
 	}
 	if hosts > 0 {
 		c.HostCPUPercent = host / float64(hosts)
+		c.HostStealPercent = steal / float64(hosts)
 	}
 	if durationS > 0 && c.Cores > 0 {
 		c.CPUPercent = float64(c.CPUUS) / (durationS * 1e6 * float64(c.Cores)) * 100

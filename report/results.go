@@ -567,6 +567,9 @@ func resultNotes(label string, r *Result, runFaults []string) []string {
 	if n := holdersNote(r); n != "" {
 		lines = append(lines, label+": "+n)
 	}
+	if n := StealNote(r); n != "" {
+		lines = append(lines, label+": "+n)
+	}
 	if len(r.Faults) > 0 && !slices.Equal(r.Faults, runFaults) {
 		lines = append(lines, label+": faults: "+strings.Join(r.Faults, "; "))
 	}
@@ -626,6 +629,21 @@ func kindsText(k *ErrorKinds) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// NoteSteal is the hypervisor's steal, in % of the machine's CPU over a window, from which
+// a result says that its figures were measured under it.
+const NoteSteal = 5.0
+
+// StealNote says that the hypervisor took a noticeable part of the machine's CPU over r's
+// window (steal: this VM's CPUs ready to run while the host ran other guests), and what
+// that means for its figures; "" below NoteSteal.
+func StealNote(r *Result) string {
+	if r.Client.HostStealPercent < NoteSteal {
+		return ""
+	}
+	return fmt.Sprintf("the hypervisor took %.0f%% of this machine's CPU over the window (steal: its CPUs waited while the host ran other guests); Redis and lockbench both lose that time, and the figures move with it from run to run",
+		r.Client.HostStealPercent)
 }
 
 // holdersNote says, for a lock that is not a mutex, what it admits per key and the most

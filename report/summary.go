@@ -101,6 +101,9 @@ type CapacityStep struct {
 	LockbenchCores      int     `json:"lockbench_cores"`
 	HostCPUPercent      float64 `json:"host_cpu_percent"`
 	HostCores           int     `json:"host_cores"`
+	// HostStealPercent is the part of HostCPUPercent the hypervisor took (steal), as in
+	// ClientCost.
+	HostStealPercent float64 `json:"host_steal_percent,omitempty"`
 	// RoundTripUS is the step's release p50: one round trip to the server under the step's
 	// load for a lock whose release is one command (token, fenced, fair's script).
 	RoundTripUS int64 `json:"round_trip_us"`
@@ -471,6 +474,12 @@ type ClientCost struct {
 	// HostCores; 0 with HostCores 0 when it could not be read.
 	HostCPUPercent float64 `json:"host_cpu_percent"`
 	HostCores      int     `json:"host_cores"`
+	// HostStealPercent is the part of HostCPUPercent the hypervisor took (steal: this
+	// virtual machine's CPUs were ready to run while the host ran other work), in % of
+	// HostCores; absent on bare metal and where it could not be read. Steal slows Redis and
+	// lockbench alike, and changes from minute to minute: figures measured under it move
+	// with it.
+	HostStealPercent float64 `json:"host_steal_percent,omitempty"`
 	// SchedP99US and SchedMeanUS are how long lockbench's goroutines waited runnable for a
 	// processor over the window (the Go runtime's /sched/latencies, which samples them), in
 	// µs: the client's own queueing, which its CPU percentage does not show. Every

@@ -150,12 +150,22 @@ def csv_field(path):
     return last.split('","')[1].strip('"\n')
 
 
+def steal_text(r):
+    """The hypervisor's steal over a result's window, in % of the machine's CPU: "—" where
+    the client block has no host figures (not Linux, or an older lockbench)."""
+    c = (r or {}).get("client") or {}
+    if not c.get("host_cores"):
+        return "—"
+    return f"{c.get('host_steal_percent', 0.0):.0f} %"
+
+
 def drift_lines(d, rounds, ceilings):
     """Which spread round the VM's drift spoiled. Two speedometers: the Redis server's own CPU
     per acquire during the spread run (the same 4 commands per acquire every round, so a
     round where it is dearer ran on a slower VM), and the ceiling's passes around the run
-    (before vs after). A round whose Redis µs/acquire is 15 % above the cheapest round's, or
-    whose ceiling after the run is 15 % off the one before, is named."""
+    (before vs after); and the hypervisor's steal over the run, where a VM reports it. A
+    round whose Redis µs/acquire is 15 % above the cheapest round's, whose ceiling after the
+    run is 15 % off the one before, or whose steal reached 5 % of the machine, is named."""
     rows = []
     for i in range(1, rounds + 1):
         ri, _ = load_result(d, f"spread-{i}")
@@ -178,6 +188,12 @@ def drift_lines(d, rounds, ceilings):
                      f" (best before {max(before, default=0):,.0f}, after {max(after, default=0):,.0f})")
             if before and after and abs(max(after) - max(before)) > 0.15 * max(max(after), max(before)):
                 why.append(f"ceiling {max(after) / max(before) - 1:+.0%} from before to after")
+        c = (ri or {}).get("client") or {}
+        if c.get("host_cores"):
+            st = c.get("host_steal_percent", 0.0)
+            text += f"; host steal {st:.0f} %"
+            if st >= 5:
+                why.append(f"the hypervisor took {st:.0f} % of the machine")
         if why:
             spoiled.append(i)
             text += " — **spoiled by drift** (" + ", ".join(why) + ")"
@@ -488,12 +504,12 @@ def main():
     print()
     print("| run | strategy | wait | acquire/s | acquire p50 | acquire p99 | commands/acquire "
           "| redis CPU µs/acquire | redis CPU | client CPU | client CPU µs/acquire "
-          "| peak RSS | timeouts | errors | dropped | verdict |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| host steal | peak RSS | timeouts | errors | dropped | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r, tm, why in details:
         label = name + " ★" if name in chosen else name
         if not r:
-            print(f"| {label} | error: {why} |" + " |" * 14)
+            print(f"| {label} | error: {why} |" + " |" * 15)
             continue
         lat = r["latency_us"]["acquire"]
         red = r.get("redis", {})
@@ -504,11 +520,12 @@ def main():
         if cu is not None:
             client_us = f"{cu:.1f}" + ("" if exact else " ≈")
         rss = f"{tm['rss'] / MIB:.0f} MiB" if "rss" in tm else "—"
+        steal = steal_text(r)
         print(f"| {label} | {r['strategy']} | {r.get('wait', '')} | {rate(r['acquire_rate'])} "
               f"| {ms(lat['p50'])} | {ms(lat['p99'])} "
               f"| {red.get('commands_per_acquire', 0):.2f} "
               f"| {red.get('cpu_us_per_acquire', 0):.1f} | {red.get('cpu_percent', 0):.0f} % "
-              f"| {client_pct} | {client_us} | {rss} | {r.get('timeouts', 0)} "
+              f"| {client_pct} | {client_us} | {steal} | {rss} | {r.get('timeouts', 0)} "
               f"| {r.get('errors', 0)} | {r.get('dropped', 0)} | {r.get('verdict', '')} |")
     print()
     pairs = []

@@ -69,7 +69,7 @@ func (s SLO) judge(stage string, r report.Result) report.CapacityStep {
 		Stage: stage, Offered: r.OfferedRate, Achieved: r.AcquireRate, Dropped: r.Dropped,
 		P99US: r.LatencyUS.Acquire.P99, RedisCPUPercent: r.Redis.CPUPercent,
 		LockbenchCPUPercent: r.Client.CPUPercent, LockbenchCores: r.Client.Cores,
-		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
+		HostCPUPercent: r.Client.HostCPUPercent, HostCores: r.Client.HostCores, HostStealPercent: r.Client.HostStealPercent, RoundTripUS: r.LatencyUS.Release.P50, Keys: r.Keys,
 		SchedP99US: r.Client.SchedP99US, SchedMeanUS: r.Client.SchedMeanUS, StartDelayP99US: r.Client.StartDelayP99US,
 	}
 	if r.Acquired > 0 {
@@ -305,6 +305,8 @@ const (
 	// A busier server's queue may make the miss, and a start delay as small as the miss
 	// near the answer's rate is no evidence against it.
 	redisIdle = 50.0
+	// minSteal: the hypervisor's steal, in cores, that a host-cpu bound names.
+	minSteal = 0.05
 )
 
 // bound names what stopped c's search, read on the lowest failing step above MaxRate: the
@@ -353,14 +355,24 @@ func bound(c report.Capacity, step, sloP99 time.Duration) (kind, by string, clie
 		}
 		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %s busy%s (%s) — add --procs or machines", busy, of, at, redis), true
 	case f.HostCPUPercent >= hostSaturated:
-		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work.
+		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work, the
+		// hypervisor's included (steal: a VM's CPUs given to other guests).
 		hostBusy := f.HostCPUPercent / 100 * float64(f.HostCores)
-		if other := hostBusy - busy - f.RedisCPUPercent/100; other >= hostBusy/2 {
-			return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s, %.1f of them other work (%s, %s) — measure on a quiet machine",
-				hostBusy, f.HostCores, at, other, lb, redis), true
+		steal := f.HostStealPercent / 100 * float64(f.HostCores)
+		stolen := ""
+		if steal >= minSteal {
+			stolen = fmt.Sprintf(", %.1f the hypervisor's (steal)", steal)
 		}
-		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s (%s, %s) — run lockbench on another machine than Redis",
-			hostBusy, f.HostCores, at, lb, redis), true
+		if other := hostBusy - busy - f.RedisCPUPercent/100; other >= hostBusy/2 {
+			advice := "measure on a quiet machine"
+			if steal >= other/2 {
+				advice = "the host ran other guests on this VM's cores: measure on dedicated cores"
+			}
+			return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s, %.1f of them other work%s (%s, %s) — %s",
+				hostBusy, f.HostCores, at, other, stolen, lb, redis, advice), true
+		}
+		return "host-cpu", fmt.Sprintf("the machine: %.1f of %d cores busy%s%s (%s, %s) — run lockbench on another machine than Redis",
+			hostBusy, f.HostCores, at, stolen, lb, redis), true
 	case p99 > 0 && f.SchedP99US >= schedShare*p99:
 		return "lockbench-scheduling", fmt.Sprintf("lockbench: its goroutines waited %s (p99) for one of its %d cores to run on, %.0f%% of acquire p99 %s%s (%s, %s, %s) — give it more cores (GOMAXPROCS), --procs or machines",
 			report.FormatUS(f.SchedP99US), f.LockbenchCores, 100*f.SchedP99US/p99, report.FormatUS(p99), at, lb, redis, rtt), true

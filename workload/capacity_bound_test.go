@@ -44,6 +44,14 @@ func TestCapacityBound(t *testing.T) {
 		{"machine busy with other work", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
 			s.HostCPUPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 20, 10
 		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 1.5 of them other work (lockbench 0.4/2, Redis CPU 10%) — measure on a quiet machine"},
+		// A VM whose host ran other guests on its cores: the steal is named, and the advice
+		// is cores of its own rather than a quieter machine.
+		{"machine's cores taken by the hypervisor", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.HostStealPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 40, 20, 10
+		})}, "host-cpu", true, "1.5 of them other work, 0.8 the hypervisor's (steal) (lockbench 0.4/2, Redis CPU 10%) — the host ran other guests on this VM's cores: measure on dedicated cores"},
+		{"machine shared with Redis, a little steal", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.HostStealPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 6, 60, 70
+		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 0.1 the hypervisor's (steal) (lockbench 1.2/2, Redis CPU 70%) — run lockbench on another machine than Redis"},
 		// GOMAXPROCS=1: its one core 0.4 busy, but its goroutines queued for it most of
 		// the acquire p99: lockbench's limit, though no CPU figure shows it.
 		{"lockbench's scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
@@ -122,12 +130,12 @@ func TestCapacityBound(t *testing.T) {
 func TestJudgeCarriesBothSides(t *testing.T) {
 	r := report.Result{OfferedRate: 1000, AcquireRate: 1000, Acquired: 3000, DurationS: 3, Keys: 16,
 		Redis:  report.RedisCost{CPUPercent: 55},
-		Client: report.ClientCost{Measured: true, CPUPercent: 75, Cores: 2, HostCPUPercent: 80, HostCores: 2}}
+		Client: report.ClientCost{Measured: true, CPUPercent: 75, Cores: 2, HostCPUPercent: 80, HostCores: 2, HostStealPercent: 12}}
 	r.LatencyUS.Release.P50 = 120
 	r.LatencyUS.Handoff.Count = 1500
 	r.Client.SchedP99US, r.Client.SchedMeanUS, r.Client.StartDelayP99US = 900, 70, 1500
 	st := SLO{P99: time.Second, TimeoutRate: 0.001}.judge("ramp", r)
-	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 ||
+	if st.RedisCPUPercent != 55 || st.LockbenchCPUPercent != 75 || st.LockbenchCores != 2 || st.HostCPUPercent != 80 || st.HostCores != 2 || st.HostStealPercent != 12 ||
 		st.RoundTripUS != 120 || st.HandoffRatio != 0.5 || st.Keys != 16 || st.SchedP99US != 900 || st.SchedMeanUS != 70 || st.StartDelayP99US != 1500 {
 		t.Errorf("step %+v", st)
 	}

@@ -17,29 +17,40 @@ func processCPU() (time.Duration, bool) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
-// hostCPU is the machine's CPU time so far, busy and in all (busy + idle + iowait), in
-// clock ticks, summed over its cores: the first line of /proc/stat.
-func hostCPU() (busy, total uint64, ok bool) {
+// hostCPU is the machine's CPU time so far, in clock ticks summed over its cores, from the
+// first line of /proc/stat.
+func hostCPU() (hostTicks, bool) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0, false
+		return hostTicks{}, false
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return parseHostCPU(line)
+}
+
+// parseHostCPU reads /proc/stat's first line: "cpu user nice system idle iowait irq softirq
+// steal guest guest_nice". Guest time is already inside user and nice; steal (a VM's vCPUs
+// ready to run while the hypervisor ran something else) is busy time, and counted apart too.
+// Kernels before 2.6.11 have no steal column: it reads 0 there.
+func parseHostCPU(line []byte) (t hostTicks, ok bool) {
 	f := bytes.Fields(line)
 	if len(f) < 5 || string(f[0]) != "cpu" {
-		return 0, 0, false
+		return hostTicks{}, false
 	}
-	// user nice system idle iowait irq softirq steal guest guest_nice; guest time is
-	// already inside user and nice.
 	for i, v := range f[1:min(len(f), 9)] {
 		n, err := strconv.ParseUint(string(v), 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return hostTicks{}, false
 		}
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
+		t.total += n
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			t.steal += n
+			t.busy += n
+		default:
+			t.busy += n
 		}
 	}
-	return busy, total, total > 0
+	return t, t.total > 0
 }

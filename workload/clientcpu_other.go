@@ -8,4 +8,4 @@ import "time"
 func processCPU() (time.Duration, bool) { return 0, false }
 
 // hostCPU: only Linux has /proc/stat.
-func hostCPU() (busy, total uint64, ok bool) { return 0, 0, false }
+func hostCPU() (hostTicks, bool) { return hostTicks{}, false }

@@ -34,19 +34,24 @@ func fillCost(r *report.Result, c Cost) {
 	}
 }
 
+// hostTicks is the machine's CPU time so far, in clock ticks summed over its cores (Linux's
+// /proc/stat): busy (steal included), the hypervisor's steal alone, and in all (busy + idle
+// + iowait).
+type hostTicks struct{ busy, steal, total uint64 }
+
 // clientReading is lockbench's own CPU and the machine's at one moment (startClientCost).
 type clientReading struct {
-	at              time.Time
-	cpu             time.Duration
-	hostBusy, hostT uint64
-	ok, hostOK      bool
-	sched           schedReading // the goroutines' waits for a processor so far
+	at         time.Time
+	cpu        time.Duration
+	host       hostTicks
+	ok, hostOK bool
+	sched      schedReading // the goroutines' waits for a processor so far
 }
 
 func readClient() clientReading {
 	r := clientReading{at: time.Now()}
 	r.cpu, r.ok = processCPU()
-	r.hostBusy, r.hostT, r.hostOK = hostCPU()
+	r.host, r.hostOK = hostCPU()
 	r.sched = readSched()
 	return r
 }
@@ -76,9 +81,11 @@ func startClientCost(open bool) func() report.ClientCost {
 		if el := to.at.Sub(from.at); el > 0 {
 			c.CPUPercent = float64(c.CPUUS) / (float64(el.Microseconds()) * float64(c.Cores)) * 100
 		}
-		if from.hostOK && to.hostOK && to.hostT > from.hostT {
+		if from.hostOK && to.hostOK && to.host.total > from.host.total {
+			t := float64(to.host.total - from.host.total)
 			c.HostCores = runtime.NumCPU()
-			c.HostCPUPercent = float64(to.hostBusy-from.hostBusy) / float64(to.hostT-from.hostT) * 100
+			c.HostCPUPercent = float64(to.host.busy-from.host.busy) / t * 100
+			c.HostStealPercent = float64(to.host.steal-from.host.steal) / t * 100
 		}
 		return c
 	}

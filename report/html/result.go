@@ -25,7 +25,11 @@ func (p *page) result(s *report.Summary, i int, name string) {
 	if r.Interrupted {
 		p.para("alert", "interrupted after "+seconds(r.DurationS)+" of measurement")
 	}
-	p.list("notes", r.Notes)
+	notes := r.Notes
+	if n := report.StealNote(r); n != "" {
+		notes = append(slices.Clip(notes), n)
+	}
+	p.list("notes", notes)
 	group := id + "-time"
 	p.timeline(r, group)
 	p.latency(r, name)
