@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,8 @@ import (
 // came before its deadline (one left over from a hold its context cut short).
 //
 // One holder at a time times itself instead (holdSolo), on a sleeper of its own: the same
-// sleep, window and spin, with no goroutine to wake at the end. Waking a parked goroutine
+// sleep and window, and a spin that yields only while other goroutines wait for a
+// processor, with no goroutine to wake at the end. Waking a parked goroutine
 // costs the waker a thread's wake-up whenever a processor is idle, which on this VM (its
 // idle vCPUs halted) made the timing goroutine's wake 33 µs late at the median, quiet, and
 // the hold with it (session 10, docs/performance.md). A hot key has one holder at a time, who
@@ -54,11 +56,13 @@ type holdTimer struct {
 	// to the timing goroutine while other holds wait there.
 	dueLen atomic.Int32
 
-	solo        atomic.Bool // a holder times itself (holdSolo); its sleeper and lateness are its own
+	solo        atomic.Bool // a holder times itself (holdSolo); its sleeper, lateness and probe are its own
 	soloSleeper sleeper
 	soloLate    lateness
+	soloProbe   *runnableProbe
 
 	spinsNS atomic.Int64 // time spent spinning, for tests and the docs
+	yields  atomic.Int64 // the spins' yields of their processor, for tests
 	timed   atomic.Int64 // holds the timing goroutine ended (not solo), for tests
 	spinner atomic.Int32 // goroutines spinning now: at most 2 (the timing goroutine and a solo holder)
 	maxSpin atomic.Int32 // the most that ever spun at once
@@ -132,7 +136,7 @@ func processHolds() *holdTimer {
 }
 
 func newHoldTimer(s sleeper) *holdTimer {
-	h := &holdTimer{sleeper: s, soloSleeper: newSleeper()}
+	h := &holdTimer{sleeper: s, soloSleeper: newSleeper(), soloProbe: newRunnableProbe()}
 	h.late.window.Store(int64(defaultWindow))
 	h.soloLate.window.Store(int64(defaultWindow))
 	return h
@@ -179,10 +183,11 @@ func (h *holdTimer) hold(ctx context.Context, d time.Duration, wake chan struct{
 // 2-core machine from the holders' round trips (50 workers on 50 keys holding 200 µs ran
 // 22-31k/s so, against 26-36k/s with one spinner; session 10).
 //
-// Its spin yields on every pass: each yield wakes an idle thread, a quarter of the hot key's
-// client CPU samples, but a spin that yielded only in its last 30 µs held a processor from
-// every other goroutine's round trips until then (the same shape: 17-23k/s), and one that
-// never yielded lost rate on the hot key itself (docs/performance.md, session 10).
+// Its spin yields only while other goroutines wait for a processor (spin, with its probe):
+// a yield on every pass woke an idle thread each time, a third of the hot key's client CPU
+// samples, and a spin that yielded only in its last 30 µs held a processor from every
+// other goroutine's round trips until then (the same shape: 17-23k/s; docs/performance.md,
+// sessions 10 and 11).
 func (h *holdTimer) holdSolo(deadline int64) (late time.Duration, alone bool) {
 	if start := deadline - h.soloLate.window.Load(); start > holdClock() {
 		h.soloSleeper.arm(time.Duration(start - holdClock()))
@@ -191,7 +196,7 @@ func (h *holdTimer) holdSolo(deadline int64) (late time.Duration, alone bool) {
 			h.soloLate.observe(woke - start)
 		}
 	}
-	now := h.spin(func() int64 { return deadline }, func() bool { return h.dueLen.Load() > 0 })
+	now := h.spin(func() int64 { return deadline }, func() bool { return h.dueLen.Load() > 0 }, h.soloProbe)
 	if now < deadline {
 		return 0, false
 	}
@@ -246,27 +251,66 @@ func (h *holdTimer) run() {
 		}
 		h.earliest.Store(h.due[0].at)
 		h.mu.Unlock()
-		h.spin(h.earliest.Load, nil)
+		h.spin(h.earliest.Load, nil, nil)
 		h.mu.Lock()
 		h.earliest.Store(1<<63 - 1)
 	}
 }
 
-// spin yields until until() has come, or until stop (when not nil) says to stop, and
-// returns the clock then.
-func (h *holdTimer) spin(until func() int64, stop func() bool) int64 {
+// spin spins until until() has come, or until stop (when not nil) says to stop, and returns
+// the clock then. Without a probe it yields its processor on every pass (the timing
+// goroutine). With one (the solo holder) it yields only while other goroutines wait for a
+// processor, asking the probe every probeEvery: a yield while a processor is idle wakes a
+// thread to look for work (the runtime's wakep), and on the hot key, where nothing else
+// waits while the holder spins, those yields were a third of lockbench's CPU; a spin that
+// never yields held a processor from the workers' round trips where holds overlap
+// (docs/performance.md, sessions 10 and 11). The timing goroutine's spin kept yielding on
+// every pass: with the probe, the quickstart's shape (50 keys held 200 µs) read a hold
+// error p50 of 5-7 µs against 2-3 (session 11).
+func (h *holdTimer) spin(until func() int64, stop func() bool, probe *runnableProbe) int64 {
 	if n := h.spinner.Add(1); n > h.maxSpin.Load() {
 		h.maxSpin.Store(n)
 	}
 	from := holdClock()
-	now := from
+	now, checked := from, from-probeEvery
 	for now < until() && (stop == nil || !stop()) {
-		runtime.Gosched()
+		switch {
+		case probe == nil:
+			runtime.Gosched()
+			h.yields.Add(1)
+		case now-checked >= probeEvery:
+			if probe.waiting() {
+				runtime.Gosched()
+				h.yields.Add(1)
+			}
+			checked = holdClock()
+		}
 		now = holdClock()
 	}
 	h.spinsNS.Add(now - from)
 	h.spinner.Add(-1)
 	return now
+}
+
+// probeEvery is how often a spin asks whether goroutines wait for a processor: the longest
+// a goroutine readied on the spinner's processor waits for it, and a read of the runtime's
+// scheduler state (about 100 ns, under its lock) per that much spinning.
+const probeEvery = int64(2 * time.Microsecond)
+
+// runnableProbe reads how many goroutines wait for a processor: the runtime's
+// /sched/goroutines/runnable metric, the goroutines in every run queue (about 100 ns, no
+// allocation). Each spinner has its own, since concurrent reads may not share samples.
+type runnableProbe [1]metrics.Sample
+
+func newRunnableProbe() *runnableProbe {
+	return &runnableProbe{{Name: "/sched/goroutines/runnable:goroutines"}}
+}
+
+// waiting reports whether any goroutine waits for a processor; true where the runtime has
+// no such metric, so that a spin then yields on every check.
+func (p *runnableProbe) waiting() bool {
+	metrics.Read(p[:])
+	return p[0].Value.Kind() != metrics.KindUint64 || p[0].Value.Uint64() > 0
 }
 
 // observe notes how late a sleep ended, and sets the window from the last 64 such.

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +68,60 @@ func TestHoldTimerLoneHolderTimesItself(t *testing.T) {
 	h.solo.Store(false)
 	if n := h.timed.Load(); n != 1 {
 		t.Errorf("%d holds went to the timing goroutine while the solo slot was taken, want 1", n)
+	}
+}
+
+// A lone holder's spin gives its processor up only while other goroutines wait for one: with
+// nothing waiting it yields less than once a hold (a yield on every pass, as the timing
+// goroutine's spin does, is a hundred or more a hold, each waking an idle thread), and with
+// goroutines queued for the processors it yields to them, its holds still never early.
+func TestHoldTimerSoloYieldsOnlyToWaitingGoroutines(t *testing.T) {
+	h := newHoldTimer(newSleeper())
+	go h.run()
+	wake := make(chan struct{}, 1)
+	hold := func(n int) {
+		t.Helper()
+		for range n {
+			d := 300 * time.Microsecond
+			start := time.Now()
+			late, ok := h.hold(context.Background(), d, wake)
+			if took := time.Since(start); !ok || late < 0 || took < d {
+				t.Fatalf("solo hold of %s took %s (late %s, ok %v)", d, took, late, ok)
+			}
+		}
+	}
+	hold(50)
+	if y, spun := h.yields.Load(), time.Duration(h.spinsNS.Load()); y >= 50 || spun == 0 {
+		t.Errorf("a lone holder's spins (%s in all) yielded %d times in 50 holds with nothing waiting, want fewer than 50", spun, y)
+	}
+	if n := h.timed.Load(); n != 0 {
+		t.Fatalf("%d holds went to the timing goroutine, want a lone holder's own", n)
+	}
+
+	// Goroutines that keep every processor's run queue full until told to stop.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	before := h.yields.Load()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.yields.Load() == before && time.Now().Before(deadline) {
+		hold(10)
+	}
+	close(stop)
+	wg.Wait()
+	if h.yields.Load() == before {
+		t.Error("a lone holder's spin never yielded while goroutines waited for a processor")
 	}
 }
 
