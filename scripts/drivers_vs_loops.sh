@@ -10,7 +10,9 @@
 #   - driver and loop runs alternate, the order flipping each round (driver first in odd
 #     rounds, loop first in even ones), so that a drift of the machine hits both alike;
 #   - each round gives one ratio (driver acquires/s / loop acquires/s); the table prints each
-#     round's pair and the median ratio, with the load average before and after.
+#     round's pair and the median ratio, with the load average before and after and the
+#     hypervisor's steal over each run (/proc/stat; on a VM whose host runs other guests),
+#     and the median of the rounds where neither run saw 5 % of steal or more.
 #
 # Usage: scripts/drivers_vs_loops.sh [--bin LOCKBENCH] [--rounds N] [--duration SEC] [--only NAMES] [--lag]
 #   --bin       a lockbench binary (default: built from this checkout into a temp dir)
@@ -76,6 +78,12 @@ bounded() {
   return "$rc"
 }
 
+# ticks: the machine's steal and total CPU ticks so far (/proc/stat's first line), "0 0" where
+# there is none; before and after each run, for the steal over it.
+ticks() {
+  awk '/^cpu / { t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i; print (NF >= 9 ? $9 : 0), t; exit }' /proc/stat 2>/dev/null || echo "0 0"
+}
+
 # driver LIB OUT: the reference driver of LIB through lockbench; acquires/s to OUT.
 driver() {
   local strategy
@@ -85,9 +93,11 @@ driver() {
   esac
   local diag=()
   [ -n "$lag" ] && diag=(env LOCKBENCH_PY_LAG_FILE="$2.lag" LOCKBENCH_NODE_LAG_FILE="$2.lag")
+  ticks >"$2.t0"
   bounded "$2.json" "${diag[@]}" "$bin" run --redis "$addr" --strategy "$strategy" -w 100 --keys 1 --hold 1ms \
     --ttl 10s --acquire-timeout 5s -d "${duration}s" --warmup 0 --format json --quiet ||
-    { log "$1: lockbench failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; return; }
+    { log "$1: lockbench failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; ticks >"$2.t1"; return; }
+  ticks >"$2.t1"
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["acquire_rate_per_s"], r["latency_us"]["acquire"]["p50"], r["verdict"])' "$2.json" >"$2"
 }
 
@@ -98,8 +108,10 @@ loop() {
     redis-py) cmd=(/usr/bin/python3 drivers/python/loop.py 100 "$duration" 1 10000) ;;
     *) cmd=(node drivers/node/loop.js "$1" 100 "$duration" 1 10000) ;;
   esac
+  ticks >"$2.t0"
   bounded "$2.json" env LOCKBENCH_REDIS_ADDR="$addr" "${cmd[@]}" ||
-    { log "$1: loop failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; return; }
+    { log "$1: loop failed: $(tail -n 3 "$2.json.err")"; echo 0 >"$2"; ticks >"$2.t1"; return; }
+  ticks >"$2.t1"
   /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["acquires_per_s"], r["acquire_p50_us"], "-")' "$2.json" >"$2"
 }
 
@@ -122,25 +134,39 @@ done
 import statistics, sys
 import json, os
 tmp, rounds, duration, took, lag, libs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
+STEAL = 5.0  # % of the machine's CPU: a round with more on either side is the neighbours'
 def read(p):
     f = open(p).read().split()
     return float(f[0]), f[1], f[2]
+def steal(p):
+    """The hypervisor's steal over one run, in % of the machine's CPU (0 without the column)."""
+    try:
+        s0, t0 = map(int, open(p + ".t0").read().split())
+        s1, t1 = map(int, open(p + ".t1").read().split())
+    except (OSError, ValueError):
+        return 0.0
+    return 100.0 * (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
 print("hot key: 100 workers, 1 key, hold 1ms, ttl 10s, %ss per run, %d rounds alternating driver and loop (%ss in all)" % (duration, rounds, took))
 print()
-print("| library | round: driver / loop acquires/s (ratio) [load before-after] | median ratio | >= 0.8 |")
-print("|---|---|---|---|")
+print("| library | round: driver / loop acquires/s (ratio) [load before-after; steal driver/loop] | median ratio | >= 0.8 | median of rounds under %.0f %% steal |" % STEAL)
+print("|---|---|---|---|---|")
 for lib in libs:
-    cells, ratios = [], []
+    cells, ratios, clean = [], [], []
     for r in range(1, rounds + 1):
-        d, dp50, verdict = read("%s/%s.%d.driver" % (tmp, lib, r))
-        l, lp50, _ = read("%s/%s.%d.loop" % (tmp, lib, r))
+        base = "%s/%s.%d" % (tmp, lib, r)
+        d, dp50, verdict = read(base + ".driver")
+        l, lp50, _ = read(base + ".loop")
         ratio = d / l if l else float("nan")
         ratios.append(ratio)
+        sd, sl = steal(base + ".driver"), steal(base + ".loop")
+        if max(sd, sl) < STEAL:
+            clean.append(ratio)
         note = "" if verdict in ("safe", "-") else " " + verdict
-        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s]" % (r, d, l, ratio, note,
-                     open("%s/%s.%d.load0" % (tmp, lib, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, lib, r)).read().strip()))
+        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s; %.0f/%.0f %%]" % (r, d, l, ratio, note,
+                     open(base + ".load0").read().strip(), open(base + ".load1").read().strip(), sd, sl))
     m = statistics.median(ratios)
-    print("| %s | %s | %.3f | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no"))
+    c = "%.3f (%d of %d)" % (statistics.median(clean), len(clean), rounds) if clean else "none (0 of %d)" % rounds
+    print("| %s | %s | %.3f | %s | %s |" % (lib, "; ".join(cells), m, "yes" if m >= 0.8 else "no", c))
 if lag:
     print()
     print("The drivers' lag diagnostics, per driver run (the last line its driver wrote; Python: stage mean / p50 µs):")

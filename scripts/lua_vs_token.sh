@@ -10,7 +10,9 @@
 #   - token and lua runs alternate, the order flipping each round (token first in odd
 #     rounds, lua first in even ones), so that a drift of the machine hits both alike;
 #   - each round gives one ratio (lua acquires/s / token acquires/s); the table prints each
-#     round's pair with the load average before and after, the median ratio, and the median
+#     round's pair with the load average before and after and each run's steal (the
+#     hypervisor's share of the machine, from the result), the median ratio, the median of
+#     the rounds where neither run saw 5 % of steal or more, and the median
 #     Redis cost per acquire of each: commands (Redis's count), data commands (on keys,
 #     counted also inside a script), script calls, Redis's and lockbench's CPU.
 #
@@ -68,7 +70,7 @@ one() {
   run_pid=""
   if [ "$rc" -ne 0 ]; then
     log "$1 $2: lockbench failed (exit $rc): $(tail -n 3 "$3.err")"
-    echo "0 0 0 0 0 0 failed" >"$3"
+    echo "0 0 0 0 0 0 failed 0" >"$3"
     return
   fi
   python3 -c '
@@ -76,7 +78,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 c = r["redis"]
 print(r["acquire_rate_per_s"], c["commands_per_acquire"], c.get("data_commands_per_acquire", -1),
-      c.get("script_calls_per_acquire", -1), c["cpu_us_per_acquire"], r["client"]["cpu_us_per_acquire"], r["verdict"].split(":")[0])
+      c.get("script_calls_per_acquire", -1), c["cpu_us_per_acquire"], r["client"]["cpu_us_per_acquire"], r["verdict"].split(":")[0],
+      r["client"].get("host_steal_percent", 0))
 ' "$3.json" >"$3"
 }
 
@@ -99,29 +102,33 @@ python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${loads[@]}" 
 import statistics, sys
 tmp, rounds, duration, took, loads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 flags = {"hot": "-w 100 --keys 1 --hold 1ms", "spread": "-w 1000 --keys 100000"}
+STEAL = 5.0  # % of the machine's CPU: a round with more on either side is the neighbours'
 def read(p):
     f = open(p).read().split()
-    return [float(x) for x in f[:6]] + [f[6]]
+    return [float(x) for x in f[:6]] + [f[6], float(f[7]) if len(f) > 7 else 0.0]
 def med(xs):
     xs = [x for x in xs if x >= 0]
     return statistics.median(xs) if xs else float("nan")
 print("lua:examples/token vs token: one strategy per process, %ss per run after 500ms of warm-up, %d rounds alternating the order (%ss in all)" % (duration, rounds, took))
 print()
-print("| workload | round: token / lua acquires/s (lua/token) [load before-after] | median lua/token | within 10 % |")
-print("|---|---|---|---|")
+print("| workload | round: token / lua acquires/s (lua/token) [load before-after; steal token/lua] | median lua/token | within 10 %% | median of rounds under %.0f %% steal |" % STEAL)
+print("|---|---|---|---|---|")
 costs = []
 for w in loads:
-    cells, ratios, t_rows, l_rows = [], [], [], []
+    cells, ratios, t_rows, l_rows, clean = [], [], [], [], []
     for r in range(1, rounds + 1):
         t, l = read("%s/%s.%d.token" % (tmp, w, r)), read("%s/%s.%d.lua" % (tmp, w, r))
         t_rows.append(t); l_rows.append(l)
         ratio = l[0] / t[0] if t[0] else float("nan")
         ratios.append(ratio)
+        if max(t[7], l[7]) < STEAL:
+            clean.append(ratio)
         note = "".join(" (%s %s)" % (n, v[6]) for n, v in (("token", t), ("lua", l)) if v[6] != "safe")
-        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s]" % (r, t[0], l[0], ratio, note,
-                     open("%s/%s.%d.load0" % (tmp, w, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, w, r)).read().strip()))
+        cells.append("%d: %.0f / %.0f (%.2f)%s [%s-%s; %.0f/%.0f %%]" % (r, t[0], l[0], ratio, note,
+                     open("%s/%s.%d.load0" % (tmp, w, r)).read().strip(), open("%s/%s.%d.load1" % (tmp, w, r)).read().strip(), t[7], l[7]))
     m = statistics.median(ratios)
-    print("| %s (`%s`) | %s | %.3f | %s |" % (w, flags[w], "; ".join(cells), m, "yes" if m >= 0.9 else "no"))
+    c = "%.3f (%d of %d)" % (statistics.median(clean), len(clean), rounds) if clean else "none (0 of %d)" % rounds
+    print("| %s (`%s`) | %s | %.3f | %s | %s |" % (w, flags[w], "; ".join(cells), m, "yes" if m >= 0.9 else "no", c))
     for name, rows in (("token", t_rows), ("lua:examples/token", l_rows)):
         costs.append((w, name, [med([row[i] for row in rows]) for i in range(1, 6)]))
 print()
