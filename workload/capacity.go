@@ -307,17 +307,20 @@ const (
 	redisIdle = 50.0
 	// minSteal: the hypervisor's steal, in cores, that a host-cpu bound names.
 	minSteal = 0.05
+	// stealBound: the hypervisor's steal, in % of the machine's CPU, that bounds a step
+	// whose machine was not otherwise busy: a tenth of every core's time paused.
+	stealBound = 10.0
 )
 
 // bound names what stopped c's search, read on the lowest failing step above MaxRate: the
 // resource that was saturated there, in the order that decides whose capacity MaxRate is —
 // the server's CPU first (the answer asked for), then lockbench's own cores (its
 // GOMAXPROCS, or the machine's cores when a --procs fleet has more Ps than the machine has
-// cores), the machine's, lockbench's own delays (its goroutines queued for a core, or
-// started late: a large share of the acquire p99, or, with Redis half idle, as much as the
-// step missed sloP99 by) and the workers (then MaxRate is the client's limit, client is
-// true), then the keys' contention, and the latency when nothing was saturated and
-// lockbench's delays were small.
+// cores), the machine's (busy, or a tenth of it taken by the hypervisor), lockbench's own
+// delays (its goroutines queued for a core, or started late: a large share of the acquire
+// p99, or, with Redis half idle, as much as the step missed sloP99 by) and the workers
+// (then MaxRate is the client's limit, client is true), then the keys' contention, and the
+// latency when nothing was saturated and lockbench's delays were small.
 func bound(c report.Capacity, step, sloP99 time.Duration) (kind, by string, client bool) {
 	if len(c.Steps) == 0 {
 		return "", "", false
@@ -354,6 +357,11 @@ func bound(c report.Capacity, step, sloP99 time.Duration) (kind, by string, clie
 			of = fmt.Sprintf("the machine's %d cores (%d Ps across its processes)", cores, f.LockbenchCores)
 		}
 		return "lockbench-cpu", fmt.Sprintf("lockbench: %.1f of %s busy%s (%s) — add --procs or machines", busy, of, at, redis), true
+	case f.HostCPUPercent < hostSaturated && f.HostStealPercent >= stealBound:
+		// Not busy, but a part of its CPU was not the machine's to use: the step's latency
+		// is the other guests' as much as Redis's or lockbench's.
+		return "host-cpu", fmt.Sprintf("the machine: the hypervisor took %.1f of its %d cores%s (steal %.0f%%: its CPUs waited while the host ran other guests; %s, %s) — measure on dedicated cores",
+			f.HostStealPercent/100*float64(f.HostCores), f.HostCores, at, f.HostStealPercent, lb, redis), true
 	case f.HostCPUPercent >= hostSaturated:
 		// Who kept it busy: lockbench and Redis (when Redis runs here), or other work, the
 		// hypervisor's included (steal: a VM's CPUs given to other guests).

@@ -52,6 +52,14 @@ func TestCapacityBound(t *testing.T) {
 		{"machine shared with Redis, a little steal", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
 			s.HostCPUPercent, s.HostStealPercent, s.LockbenchCPUPercent, s.RedisCPUPercent = 98, 6, 60, 70
 		})}, "host-cpu", true, "2.0 of 2 cores busy at 2k/s, 0.1 the hypervisor's (steal) (lockbench 1.2/2, Redis CPU 70%) — run lockbench on another machine than Redis"},
+		// Not busy, but the hypervisor paused the machine's CPUs a fifth of the time: the
+		// step's miss is the other guests', named before lockbench's delays (which steal
+		// lengthens as well).
+		{"machine paused by the hypervisor", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
+			s.HostCPUPercent, s.HostStealPercent, s.P99US, s.SchedP99US = 60, 22, 9000, 6200
+		})}, "host-cpu", true, "the machine: the hypervisor took 0.4 of its 2 cores at 2k/s (steal 22%"},
+		{"a little steal is not the bound", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) { s.HostStealPercent = 4 })},
+			"latency", false, "nothing saturated"},
 		// GOMAXPROCS=1: its one core 0.4 busy, but its goroutines queued for it most of
 		// the acquire p99: lockbench's limit, though no CPU figure shows it.
 		{"lockbench's scheduler", []report.CapacityStep{pass, fail(func(s *report.CapacityStep) {
