@@ -43,13 +43,11 @@ func parseHostCPU(line []byte) (t hostTicks, ok bool) {
 			return hostTicks{}, false
 		}
 		t.total += n
-		switch i {
-		case 3, 4: // idle, iowait
-		case 7:
-			t.steal += n
+		if i != 3 && i != 4 { // idle, iowait
 			t.busy += n
-		default:
-			t.busy += n
+		}
+		if i == 7 {
+			t.steal = n
 		}
 	}
 	return t, t.total > 0
