@@ -378,22 +378,41 @@ const (
 // reserved for it, when the turn is this process's — or at once, without passing the turn
 // round, when keep says the process's turn lasts (turnStreak).
 func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string, keep bool) (int64, error) {
+	keys, args := b.turnCall(name, key, tok, handoff, keep)
+	return turnScript.Exec(ctx, c, keys, args).AsInt64()
+}
+
+// turnCall is releaseTurn's keys and arguments, built in a frame of their own and kept on
+// the heap. Built in releaseTurn they took 424 bytes of its frame, which lies under the
+// script's wait for its reply, the deepest point of a pubsub release: a release handing
+// over (releaseTo) then needed more than a worker's 4 KiB stack when rueidis's queue was
+// contended, and a third of a 3,000-worker fleet's stacks grew to 8 KiB
+// (TestCyclingWorkersKeepTheirStacks; base.wait says why that matters).
+//
+//go:noinline
+func (b *base) turnCall(name, key, tok, handoff string, keep bool) (keys, args []string) {
 	ch := b.notify.turnChannel(name)
-	args := append(b.turnArgs(ch, handoff != "" || b.notify.hasWaiters(ch)), tok, handoff)
+	all := append(make([]string, 0, 9), waitList(name), key)
+	args = append(b.appendTurnArgs(all[2:], ch, handoff != "" || b.notify.hasWaiters(ch)), tok, handoff)
 	if keep {
 		args = append(args, "1")
 	}
-	return turnScript.Exec(ctx, c, []string{waitList(name), key}, args).AsInt64()
+	return all[:2:2], args
 }
 
 // turnArgs are turn.lua's first arguments for this process's turn channel ch, local saying
 // whether a waiter of this process may take the turn; with room for three more.
 func (b *base) turnArgs(ch string, local bool) []string {
+	return b.appendTurnArgs(make([]string, 0, 7), ch, local)
+}
+
+// appendTurnArgs appends turnArgs to dst.
+func (b *base) appendTurnArgs(dst []string, ch string, local bool) []string {
 	l := ""
 	if local {
 		l = "1"
 	}
-	return append(make([]string, 0, 7), ch, l, b.notify.counted, b.notify.ttlArg)
+	return append(dst, ch, l, b.notify.counted, b.notify.ttlArg)
 }
 
 // turned acts on what releaseTurn returned: on this process's turn its next waiter for name

@@ -75,7 +75,7 @@ func (b *base) newLease(ops leaseOps, name, key, owner, token string, fence uint
 // ownership (token: ErrNotOwner) or not (set-nx-del: it deletes the new holder's lock).
 func (l *lease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
-		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
+		return l.releaseErr(nil)
 	}
 	if l.b.holds != nil {
 		l.b.holds.add(l.name, l.owner, -1)
@@ -87,9 +87,21 @@ func (l *lease) Release(ctx context.Context) error {
 		pause(ctx, l.name, l.owner)
 	}
 	if err := l.ops.release(ctx, l); err != nil {
-		return fmt.Errorf("%s: release key %s: %w", l.b.info.Name, l.name, err)
+		return l.releaseErr(err)
 	}
 	return nil
+}
+
+// releaseErr is Release's error: err wrapped, or ErrReleased when err is nil. Made in a
+// frame of its own, as fmt's arguments in Release's would lie under the release's wait for
+// its reply (see base.turnCall).
+//
+//go:noinline
+func (l *lease) releaseErr(err error) error {
+	if err == nil {
+		return fmt.Errorf("%w: key %s", ErrReleased, l.name)
+	}
+	return fmt.Errorf("%s: release key %s: %w", l.b.info.Name, l.name, err)
 }
 
 func (l *lease) Fence() uint64 { return l.fence }

@@ -1,7 +1,10 @@
 package strategies
 
 import (
+	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 
 	"github.com/redis/rueidis"
 )
@@ -10,16 +13,48 @@ import (
 var luaFiles embed.FS
 
 // script builds a Lua script from its embedded file once, at package initialisation.
-// rueidis computes the SHA1 client-side and runs EVALSHA, falling back to EVAL when the
-// server answers NOSCRIPT (a fresh or restarted server).
-func script(name string) *rueidis.Lua {
-	return rueidis.NewLuaScript(scriptSource(name))
+func script(name string) *luaScript {
+	return newLuaScript(scriptSource(name))
 }
 
 // scriptWithTurn builds a script of Redisson's that announces a release: its file follows
 // turn_pass.lua, whose announce it calls where Redisson publishes.
-func scriptWithTurn(name string) *rueidis.Lua {
-	return rueidis.NewLuaScript(scriptSource("turn_pass") + scriptSource(name))
+func scriptWithTurn(name string) *luaScript {
+	return newLuaScript(scriptSource("turn_pass") + scriptSource(name))
+}
+
+// luaScript is a Lua script run as rueidis runs one (rueidis v1.0.79, lua.go, Lua.Exec):
+// EVALSHA with the SHA1 computed here, and EVAL when the server answers NOSCRIPT (a fresh
+// or restarted server). Lua.Exec builds both commands in its own frame, 496 bytes that lie
+// under the wait for the reply: the deepest point of a worker's stack, which has to fit
+// the 4 KiB a worker parks on (see base.wait). Here each command is built in a frame of
+// its own, and Exec's frame holds the reply and little else.
+type luaScript struct {
+	src, sha string
+}
+
+func newLuaScript(src string) *luaScript {
+	sum := sha1.Sum([]byte(src))
+	return &luaScript{src: src, sha: hex.EncodeToString(sum[:])}
+}
+
+// Exec runs the script with keys and args on c.
+func (s *luaScript) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
+	r := c.Do(ctx, s.evalsha(c, keys, args))
+	if err, ok := rueidis.IsRedisErr(r.Error()); ok && err.IsNoScript() {
+		r = c.Do(ctx, s.eval(c, keys, args))
+	}
+	return r
+}
+
+//go:noinline
+func (s *luaScript) evalsha(c rueidis.Client, keys, args []string) rueidis.Completed {
+	return c.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+//go:noinline
+func (s *luaScript) eval(c rueidis.Client, keys, args []string) rueidis.Completed {
+	return c.B().Eval().Script(s.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
 func scriptSource(name string) string {

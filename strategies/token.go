@@ -51,7 +51,7 @@ func (s *token) release(ctx context.Context, l *lease) error {
 		return compareDelete(ctx, s.c, l.key, l.token)
 	}
 	if s.handsOver {
-		if w, keep := s.notify.reserveNext(s.channel(l.name)); w != nil {
+		if w, keep := s.reserveNext(l.name); w != nil {
 			return s.releaseTo(ctx, l, w, keep)
 		}
 	}
@@ -62,6 +62,14 @@ func (s *token) release(ctx context.Context, l *lease) error {
 	return s.turned(l.name, r)
 }
 
+// reserveNext reserves the next local waiter for lock name, if any, for releaseTo. Its
+// channel's name is built here, out of release's frame (see base.turnCall).
+//
+//go:noinline
+func (s *token) reserveNext(name string) (w *waiter, keep bool) {
+	return s.notify.reserveNext(s.channel(name))
+}
+
 // releaseTo releases l and, when the turn is this process's (no other process waits, or the
 // others had theirs), acquires the lock for w, a waiter of this process, in the same script:
 // SET with w's own token instead of the DEL. The handoff costs one round trip instead of two
@@ -70,6 +78,14 @@ func (s *token) release(ctx context.Context, l *lease) error {
 func (s *token) releaseTo(ctx context.Context, l *lease, w *waiter, keep bool) error {
 	tok := newToken(w.owner)
 	r, err := s.releaseTurn(ctx, s.c, l.name, l.key, l.token, tok, keep)
+	return s.handedTo(ctx, l, w, keep, tok, r, err)
+}
+
+// handedTo is releaseTo after its script: the lease made for w handed to it, or taken back.
+// A frame of its own, not under the script's wait (see turnCall).
+//
+//go:noinline
+func (s *token) handedTo(ctx context.Context, l *lease, w *waiter, keep bool, tok string, r int64, err error) error {
 	var next Lease
 	switch {
 	case err == nil && r == turnHanded:

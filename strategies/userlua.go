@@ -31,7 +31,7 @@ type userLua struct {
 // userScripts are one directory's scripts, read and parsed once by loadUserLua.
 type userScripts struct {
 	dir                     string
-	acquire, release, renew *rueidis.Lua // renew nil when the directory has none
+	acquire, release, renew *luaScript // renew nil when the directory has none
 	// native is the wait acquire.lua's "-- wait:" line declares, the lock's own under
 	// --wait native; Kind WaitNative when it declares none (lockbench's default backoff).
 	native Wait
@@ -67,7 +67,7 @@ func loadUserLua(dir string) (Info, error) {
 	for _, f := range []struct {
 		file     string
 		required bool
-		into     **rueidis.Lua
+		into     **luaScript
 	}{{"acquire.lua", true, &sc.acquire}, {"release.lua", true, &sc.release}, {"renew.lua", false, &sc.renew}} {
 		src, err := readUserScript(filepath.Join(dir, f.file), f.file, f.required)
 		if err != nil {
@@ -79,7 +79,7 @@ func loadUserLua(dir string) (Info, error) {
 		if f.file == "acquire.lua" {
 			header = src
 		}
-		*f.into = rueidis.NewLuaScript(src)
+		*f.into = newLuaScript(src)
 	}
 	info, native, err := userInfo(dir, header, sc.renew != nil)
 	if err != nil {
@@ -269,7 +269,7 @@ func (s *userLua) renew(ctx context.Context, l *lease) (bool, error) {
 // run executes one of the scripts on key with args and reads its integer answer. An error
 // reply (the script failed in Redis) is wrapped with the file's name; an answer that is not
 // an integer breaks the contract.
-func (s *userLua) run(ctx context.Context, sc *rueidis.Lua, file, key string, args ...string) (int64, error) {
+func (s *userLua) run(ctx context.Context, sc *luaScript, file, key string, args ...string) (int64, error) {
 	r := sc.Exec(ctx, s.c, []string{key}, args)
 	if err := r.Error(); err != nil {
 		if rueidis.IsRedisNil(err) {

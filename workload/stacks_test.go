@@ -68,8 +68,19 @@ func cyclingWorkersKeepTheirStacks(t *testing.T, wait string) {
 	if len(results) != 1 || results[0].Acquired == 0 {
 		t.Fatalf("want a run that acquired, got %+v", results)
 	}
-	// 4 KiB a worker, plus the rest of the process; 8 KiB a worker is over the limit.
-	if limit := uint64(workers * 6 << 10); peak > limit {
+	// 4 KiB a worker, plus the rest of the process; 8 KiB a worker is over the limit. Under
+	// pubsub the process also subscribes each key's channel once, in a goroutine of its own
+	// that lives as long as its SUBSCRIBE and ends on 4 KiB: up to a key's 4 KiB more (780
+	// of the 1,000 keys at once here, the start's peak). Their stacks are the keys', not the
+	// workers': the limit allows them. A wait under a frame the worker's 4 KiB does not hold
+	// grows some workers anyway, when the runtime's own frames under it go deep (a select
+	// allocating, a lock contended): in 2026-11 about 260 of the 3,000 here, 800 before the
+	// release's frames were cut (the CI run that failed peaked at 18,688 KiB against 18,000).
+	limit := uint64(workers * 6 << 10)
+	if wait == "pubsub" {
+		limit += uint64(cfg.Keys * 4 << 10)
+	}
+	if peak > limit {
 		t.Errorf("stacks peaked at %d KiB for %d cycling workers (%.1f KiB a worker), want under %d KiB: a frame under the acquire's wait grew the workers' stacks past 4 KiB",
 			peak>>10, workers, float64(peak)/workers/1024, limit>>10)
 	}
