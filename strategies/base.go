@@ -129,6 +129,17 @@ type attempt func(ctx context.Context) (l Lease, retryIn time.Duration, err erro
 // acquire runs try until it yields a lease or ctx ends, waiting per the wait policy between
 // attempts. The uncontended path is one call of try: no timer, no subscription.
 func (b *base) acquire(ctx context.Context, key, owner string, try attempt) (Lease, error) {
+	if b.o.WaitReplicas == 0 {
+		return b.wait(ctx, key, owner, try)
+	}
+	return b.acquireOnReplicas(ctx, key, owner, try)
+}
+
+// acquireOnReplicas is acquire with WaitReplicas: a loop whose frame is not under the
+// waits of an acquire that asks for no replicas (see wait).
+//
+//go:noinline
+func (b *base) acquireOnReplicas(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	for {
 		l, err := b.wait(ctx, key, owner, try)
 		if l == nil || b.o.WaitReplicas == 0 {
@@ -217,16 +228,33 @@ func (b *base) wait(ctx context.Context, key, owner string, try attempt) (Lease,
 	return b.retry(ctx, key, nil, try, in)
 }
 
-// notified is wait with pubsub: registered (waitNotified), then the pauses (retry). Its own
-// frame is small: retry's waits, and every command under them, lie one frame deeper than
-// without pubsub, and waitNotified's frame is not under them (a 10,000-worker pubsub fleet's
-// stacks grew past 8 KiB with it there).
+// notified is wait with pubsub: queued behind this process's waiters (queueBehind), the
+// first attempt, registered and subscribed (register), perhaps one attempt more, then the
+// pauses (retry). The attempts run here, in a small frame, not under queueBehind's or
+// register's: every command of every attempt, and with it a worker's deepest wait, lies
+// under this frame (a 10,000-worker pubsub fleet's stacks grew past 8 KiB with the
+// registration's frame there; in 2026-11, with the attempts inside it, most workers of
+// every pubsub strategy but token still grew to 8 KiB).
 //
 //go:noinline
-func (b *base) notified(ctx context.Context, key, owner string, try attempt) (Lease, error) {
-	w, in, l, err := b.waitNotified(ctx, key, owner, try)
+func (b *base) notified(ctx context.Context, key, owner string, try attempt) (l Lease, err error) {
+	w, err := b.queueBehind(key, owner)
+	var in time.Duration
+	if err == nil && (w == nil || w.ahead == 0) {
+		l, in, err = b.attempt(ctx, try)
+	}
 	if l == nil && err == nil {
+		var again bool
+		if w, again, l, err = b.register(ctx, key, owner, w); again {
+			b.failedAttempts.Add(1)
+			l, in, err = b.attempt(ctx, try)
+		}
+	}
+	switch {
+	case l == nil && err == nil:
 		l, err = b.retry(ctx, key, w, try, in)
+	case err != nil:
+		err = b.attemptErr(ctx, key, err)
 	}
 	if w != nil {
 		b.leave(w) // not deferred: a defer's record would sit in this frame too
@@ -234,53 +262,43 @@ func (b *base) notified(ctx context.Context, key, owner string, try attempt) (Le
 	return l, err
 }
 
-// waitNotified registers the pubsub wait: queued behind this process's waiters for the
-// lock, subscribed before it sleeps. It returns its registration w (nil if none was made;
-// the caller leaves it), and either a lease or an error, or how long to pause before the
-// next attempt.
+// queueBehind queues a waiter for key behind this process's waiters for it, if any wait: so
+// that only the head contends with Redis. A holder's re-entry does not: they wait for the
+// lock it holds, and only its own release would wake them. w is nil when nobody waits.
 //
 //go:noinline
-func (b *base) waitNotified(ctx context.Context, key, owner string, try attempt) (w *waiter, retryIn time.Duration, l Lease, err error) {
+func (b *base) queueBehind(key, owner string) (w *waiter, err error) {
 	if b.notify.waiting(key) && !b.holding(key, owner) {
-		// Others of this process may be queued for this lock: queue behind them before
-		// trying, so that only the head contends with Redis. A holder's re-entry does not:
-		// they wait for the lock it holds, and only its own release would wake them.
-		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
-			return nil, 0, nil, b.attemptErr(ctx, key, err)
-		}
+		return b.notify.enter(key, b.channel(key), "", owner)
 	}
-	if w == nil || w.ahead == 0 {
-		l, in, err := b.attempt(ctx, try)
-		if l != nil || err != nil {
-			return w, 0, l, b.attemptErr(ctx, key, err)
-		}
-		retryIn = in
-	}
+	return nil, nil
+}
+
+// register makes sure w is registered (queued late when queueBehind did not) and its
+// channel subscribed. A release announced between the attempt and the registration (or
+// before the subscription was confirmed) reached nobody: again says to try once more
+// before sleeping, unless the lock was handed over meanwhile (l).
+//
+//go:noinline
+func (b *base) register(ctx context.Context, key, owner string, w *waiter) (_ *waiter, again bool, l Lease, err error) {
 	registeredLate := w == nil
 	if registeredLate {
 		if w, err = b.notify.enter(key, b.channel(key), "", owner); err != nil {
-			return nil, 0, nil, b.attemptErr(ctx, key, err)
+			return nil, false, nil, err
 		}
 	}
 	if !w.covered {
 		if err := b.notify.subscribe(ctx, w); err != nil {
-			return w, 0, nil, b.attemptErr(ctx, key, err)
+			return w, false, nil, err
 		}
 	}
-	// A release announced between our attempt and our registration (or before the
-	// subscription was confirmed) reached nobody: try once more before sleeping.
 	if registeredLate || !w.covered {
 		if l := b.notify.take(w); l != nil {
-			return w, 0, l, nil // handed over while it subscribed
+			return w, false, l, nil // handed over while it subscribed
 		}
-		b.failedAttempts.Add(1)
-		l, in, err := b.attempt(ctx, try)
-		if l != nil || err != nil {
-			return w, 0, l, b.attemptErr(ctx, key, err)
-		}
-		retryIn = in
+		return w, true, nil, nil
 	}
-	return w, retryIn, nil, nil
+	return w, false, nil, nil
 }
 
 // retry pauses and tries again until try yields a lease or ctx ends; w, when set, is the
@@ -379,7 +397,7 @@ const (
 // round, when keep says the process's turn lasts (turnStreak).
 func (b *base) releaseTurn(ctx context.Context, c rueidis.Client, name, key, tok, handoff string, keep bool) (int64, error) {
 	keys, args := b.turnCall(name, key, tok, handoff, keep)
-	return turnScript.Exec(ctx, c, keys, args).AsInt64()
+	return turnScript.ExecInt64(ctx, c, keys, args)
 }
 
 // turnCall is releaseTurn's keys and arguments, built in a frame of their own and kept on

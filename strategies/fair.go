@@ -58,60 +58,70 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	q := s.newQueuedAcquire(ctx, key, owner)
+	// Register for the addressed wake-up before the first attempt: once the channel is
+	// subscribed, a hand-over announced after this point cannot be missed.
+	w, err := s.notify.enter(key, releaseChannel(key), q.args[0], owner)
+	if err != nil {
+		return nil, s.attemptErr(ctx, key, err)
+	}
+	l, err := s.queued(ctx, q, w)
+	s.notify.leave(w)
+	return l, err
+}
+
+// fairAcquire is one acquire's state: the script's keys and arguments, on the heap, so that
+// the frames its attempts run under stay small (every attempt's wait for its reply lies
+// under them, and a worker's stack must hold them: see base.wait). With them, its closures
+// and its select in one frame of 736 bytes, nearly every worker of a fair fleet grew its
+// stack from 4 to 8 KiB.
+type fairAcquire struct {
+	key, owner, lockKey string
+	keys                [2]string // the lock, its queue
+	args                [5]string // token, ttl, "deadline:token", queued ("0"/"1"), queue ttl
+	retryIn             time.Duration
+}
+
+//go:noinline
+func (s *fair) newQueuedAcquire(ctx context.Context, key, owner string) *fairAcquire {
 	lockKey := hashTagged(key)
-	keys := []string{lockKey, lockKey + ":q"}
 	tok := newToken(owner)
 	var deadline int64 // 0: this waiter waits without limit
 	if dl, ok := ctx.Deadline(); ok {
 		deadline = dl.UnixMilli()
 	}
 	entry := strconv.FormatInt(deadline, 10) + ":" + tok
-	args := []string{tok, s.o.ttlArg, entry, "0", s.queueTTL}
-
-	// Register for the addressed wake-up before the first attempt: once the channel is
-	// subscribed, a hand-over announced after this point cannot be missed.
-	w, err := s.notify.enter(key, releaseChannel(key), tok, owner)
-	if err != nil {
-		return nil, s.attemptErr(ctx, key, err)
+	return &fairAcquire{
+		key: key, owner: owner, lockKey: lockKey,
+		keys: [2]string{lockKey, lockKey + ":q"},
+		args: [5]string{tok, s.o.ttlArg, entry, "0", s.queueTTL},
 	}
-	defer s.notify.leave(w)
+}
 
-	var retryIn time.Duration // the holder's remaining lease as the last try saw it, plus 1ms: > 0
-	try := func() (bool, error) {
-		n, err := fairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
-		if n < 0 {
-			retryIn = time.Duration(-n) * time.Millisecond
-		}
-		return n == 1, err
-	}
-	won := func() (Lease, error) { return s.newLease(s, key, lockKey, owner, tok, 0), nil }
-	giveUp := func(err error) (Lease, error) {
-		// Leave the queue, and pass the lock on if it was handed to us meanwhile.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = fairReleaseScript.Exec(cctx, s.c, keys, []string{tok, s.o.ttlArg, nowMS(), releaseChannel(key), entry}).Error()
-		return nil, s.attemptErr(ctx, key, err)
-	}
-
-	if ok, err := try(); ok || err != nil {
+// queued is the acquire once registered (w): the first attempt, the subscription, then
+// attempts at each wake-up or timer until the lock is ours, ctx ends or the phase does.
+//
+//go:noinline
+func (s *fair) queued(ctx context.Context, q *fairAcquire, w *waiter) (Lease, error) {
+	if ok, err := s.try(ctx, q); ok || err != nil {
 		if ok {
-			return won()
+			return s.won(q)
 		}
-		return nil, s.attemptErr(ctx, key, err)
+		return nil, s.attemptErr(ctx, q.key, err)
 	}
-	args[3] = "1" // queued: from now on an attempt only checks whether the lock became ours
+	q.args[3] = "1" // queued: from now on an attempt only checks whether the lock became ours
 
 	if !w.covered {
 		if err := s.notify.subscribe(ctx, w); err != nil {
-			return giveUp(err)
+			return s.giveUp(ctx, q, err)
 		}
 		// Subscribed now; the hand-over may have come before that.
 		s.failedAttempts.Add(1)
-		if ok, err := try(); ok || err != nil {
+		if ok, err := s.try(ctx, q); ok || err != nil {
 			if ok {
-				return won()
+				return s.won(q)
 			}
-			return giveUp(err)
+			return s.giveUp(ctx, q, err)
 		}
 	}
 
@@ -120,29 +130,71 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 	end := waitEnd(ctx) // the phase's end (WithWaitEnd): the waiter leaves the queue
 	for n := 0; ; n++ {
 		s.failedAttempts.Add(1)
-		timer.Reset(s.pause(n, retryIn))
-		select {
-		case <-ctx.Done():
-			return giveUp(ctx.Err())
-		case <-end:
-			return giveUp(waitEndedErr(key))
-		case <-w.wake:
+		woken, err := s.sleep(ctx, end, timer, s.pause(n, q.retryIn), w, q.key)
+		switch {
+		case err != nil:
+			return s.giveUp(ctx, q, err)
+		case woken:
 			// The message carries our token: the release already wrote it into the lock.
-			return won()
-		case <-timer.C:
+			return s.won(q)
 		}
-		if ok, err := try(); ok || err != nil {
+		if ok, err := s.try(ctx, q); ok || err != nil {
 			if ok {
-				return won()
+				return s.won(q)
 			}
-			return giveUp(err)
+			return s.giveUp(ctx, q, err)
 		}
 	}
 }
 
+// try is one attempt of fair_acquire.lua: true when the lock is ours; otherwise q.retryIn
+// is the holder's remaining lease as the script saw it, plus 1ms.
+//
+//go:noinline
+func (s *fair) try(ctx context.Context, q *fairAcquire) (bool, error) {
+	n, err := fairAcquireScript.ExecInt64(ctx, s.c, q.keys[:], q.args[:])
+	if n < 0 {
+		q.retryIn = time.Duration(-n) * time.Millisecond
+	}
+	return n == 1, err
+}
+
+// sleep is a queued waiter's pause: until the timer, its addressed wake-up (woken), ctx's
+// end or the phase's (an error). A frame of its own, as base.sleep is.
+//
+//go:noinline
+func (s *fair) sleep(ctx context.Context, end <-chan struct{}, timer *time.Timer, d time.Duration, w *waiter, key string) (woken bool, err error) {
+	timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-end:
+		return false, waitEndedErr(key)
+	case <-w.wake:
+		return true, nil
+	case <-timer.C:
+		return false, nil
+	}
+}
+
+//go:noinline
+func (s *fair) won(q *fairAcquire) (Lease, error) {
+	return s.newLease(s, q.key, q.lockKey, q.owner, q.args[0], 0), nil
+}
+
+// giveUp leaves the queue, and passes the lock on if it was handed to us meanwhile.
+//
+//go:noinline
+func (s *fair) giveUp(ctx context.Context, q *fairAcquire, err error) (Lease, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = fairReleaseScript.Exec(cctx, s.c, q.keys[:], []string{q.args[0], s.o.ttlArg, nowMS(), releaseChannel(q.key), q.args[2]}).Error()
+	return nil, s.attemptErr(ctx, q.key, err)
+}
+
 func (s *fair) release(ctx context.Context, l *lease) error {
-	n, err := fairReleaseScript.Exec(ctx, s.c, []string{l.key, l.key + ":q"},
-		[]string{l.token, s.o.ttlArg, nowMS(), releaseChannel(l.name), ""}).AsInt64()
+	n, err := fairReleaseScript.ExecInt64(ctx, s.c, []string{l.key, l.key + ":q"},
+		[]string{l.token, s.o.ttlArg, nowMS(), releaseChannel(l.name), ""})
 	if err != nil {
 		return err
 	}

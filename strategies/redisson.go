@@ -88,15 +88,23 @@ func (s *redissonLock) acquireFor(ctx context.Context, key, owner, leaseMS strin
 		acquire = redissonSpinAcquireScript
 	}
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := acquire.Exec(ctx, s.c, []string{lockKey}, []string{leaseMS, owner}).AsInt64()
+		pttl, err := acquire.ExecInt64(ctx, s.c, []string{lockKey}, []string{leaseMS, owner})
 		if rueidis.IsRedisNil(err) {
-			return s.dogs.newLease(s.base, s, key, lockKey, owner, owner), 0, nil
+			return s.granted(key, lockKey, owner)
 		}
 		if err != nil {
 			return nil, 0, err
 		}
 		return nil, time.Duration(pttl) * time.Millisecond, nil
 	})
+}
+
+// granted is the attempt's lease, made in a frame of its own: the attempt's frame lies
+// under the script's wait for its reply (see base.turnCall).
+//
+//go:noinline
+func (s *redissonLock) granted(key, lockKey, owner string) (Lease, time.Duration, error) {
+	return s.dogs.newLease(s.base, s, key, lockKey, owner, owner), 0, nil
 }
 
 // redissonUnlockMessage is LockPubSub.UNLOCK_MESSAGE.
@@ -107,8 +115,8 @@ func (s *redissonLock) release(ctx context.Context, l *lease) error {
 	var r int64
 	var err error
 	if s.spin {
-		r, err = redissonSpinUnlockScript.Exec(ctx, s.c, []string{l.key, latch},
-			[]string{s.o.ttlArg, l.token, unlockLatchLife()}).AsInt64()
+		r, err = redissonSpinUnlockScript.ExecInt64(ctx, s.c, []string{l.key, latch},
+			[]string{s.o.ttlArg, l.token, unlockLatchLife()})
 	} else {
 		keys := []string{l.key, "redisson_lock__channel:" + l.key, latch}
 		args := []string{redissonUnlockMessage, s.o.ttlArg, l.token, "publish", unlockLatchLife()}
@@ -117,7 +125,7 @@ func (s *redissonLock) release(ctx context.Context, l *lease) error {
 			keys[1] = waitList(l.name)
 			args = append(args, s.turnArgs(ch, s.notify.hasWaiters(ch))...)
 		}
-		r, err = redissonUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+		r, err = redissonUnlockScript.ExecInt64(ctx, s.c, keys, args)
 	}
 	if err == nil || rueidis.IsRedisNil(err) {
 		s.latches.del(s.c, latch) // RedissonBaseLock.unlockInnerAsync: DEL once the reply is in
@@ -148,7 +156,7 @@ func (s *redissonLock) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
 
 func (s *redissonLock) renew(ctx context.Context, l *lease) (bool, error) {
 	// RedissonBaseLock.renewExpirationAsync: the same script as reentrant-hash's renewal.
-	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	n, err := hashRenewScript.ExecInt64(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg})
 	return n == 1, err
 }
 

@@ -89,7 +89,7 @@ func (s *redissonFair) acquireOnce(ctx context.Context, key, owner string) (Leas
 	try := func(ctx context.Context) (Lease, time.Duration, error) {
 		args := []string{s.o.ttlArg, owner, wait, nowMS()}
 		sent := time.Now()
-		ms, err := redissonFairAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
+		ms, err := redissonFairAcquireScript.ExecInt64(ctx, s.c, keys, args)
 		if rueidis.IsRedisNil(err) {
 			l := s.dogs.newLease(s.base, s, key, keys[0], owner, owner)
 			l.stampValid(sent)
@@ -136,6 +136,6 @@ func (s *redissonFair) release(ctx context.Context, l *lease) error {
 }
 
 func (s *redissonFair) renew(ctx context.Context, l *lease) (bool, error) {
-	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	n, err := hashRenewScript.ExecInt64(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg})
 	return n == 1, err
 }

@@ -113,7 +113,7 @@ func newReentrantHash(info Info, o *resolved) (Strategy, error) {
 
 func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := hashAcquireScript.Exec(ctx, s.c, []string{key}, []string{s.o.ttlArg, owner}).AsInt64()
+		pttl, err := hashAcquireScript.ExecInt64(ctx, s.c, []string{key}, []string{s.o.ttlArg, owner})
 		if rueidis.IsRedisNil(err) {
 			return s.newLease(s, key, key, owner, owner, 0), 0, nil
 		}
@@ -125,7 +125,7 @@ func (s *reentrantHash) Acquire(ctx context.Context, key, owner string) (Lease, 
 }
 
 func (s *reentrantHash) release(ctx context.Context, l *lease) error {
-	n, err := hashReleaseScript.Exec(ctx, s.c, []string{l.key}, []string{l.token}).AsInt64()
+	n, err := hashReleaseScript.ExecInt64(ctx, s.c, []string{l.key}, []string{l.token})
 	switch {
 	case rueidis.IsRedisNil(err):
 		return ErrNotOwner
@@ -135,7 +135,7 @@ func (s *reentrantHash) release(ctx context.Context, l *lease) error {
 		// The last hold: the lock is free; pass the turn on (a second round trip: the hash
 		// release is a script of its own).
 		ch := s.channel(l.name)
-		r, err := turnScript.Exec(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(ch, s.notify.hasWaiters(ch))).AsInt64()
+		r, err := turnScript.ExecInt64(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(ch, s.notify.hasWaiters(ch)))
 		if err != nil {
 			return err
 		}
@@ -145,6 +145,6 @@ func (s *reentrantHash) release(ctx context.Context, l *lease) error {
 }
 
 func (s *reentrantHash) renew(ctx context.Context, l *lease) (bool, error) {
-	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	n, err := hashRenewScript.ExecInt64(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg})
 	return n == 1, err
 }

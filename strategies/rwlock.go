@@ -55,7 +55,7 @@ func rwChannel(lockKey string) string { return "redisson_rwlock:" + lockKey }
 func (s *rwLock) Acquire(ctx context.Context, key, owner string) (Lease, error) {
 	lockKey, field := hashTagged(key), owner+":write"
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := rwWriteAcquireScript.Exec(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, field}).AsInt64()
+		pttl, err := rwWriteAcquireScript.ExecInt64(ctx, s.c, []string{lockKey}, []string{s.o.ttlArg, field})
 		if rueidis.IsRedisNil(err) {
 			return s.dogs.newLease(s.base, s, key, lockKey, owner, field), 0, nil
 		}
@@ -69,7 +69,7 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 	keys := []string{lockKey, lockKey + ":" + owner + ":rwlock_timeout"}
 	args := []string{s.o.ttlArg, owner, owner + ":write"}
 	l, err := s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
-		pttl, err := rwReadAcquireScript.Exec(ctx, s.c, keys, args).AsInt64()
+		pttl, err := rwReadAcquireScript.ExecInt64(ctx, s.c, keys, args)
 		if rueidis.IsRedisNil(err) {
 			return s.dogs.newLease(s.base, (*rwReader)(s), key, lockKey, owner, owner), 0, nil
 		}
@@ -84,7 +84,7 @@ func (s *rwLock) AcquireShared(ctx context.Context, key, owner string) (Lease, e
 func (s *rwLock) release(ctx context.Context, l *lease) error {
 	latch := unlockLatchKey(l.key)
 	keys, args := s.announce([]string{l.key, latch}, []string{redissonReadUnlockMessage, s.o.ttlArg, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
-	r, err := rwWriteUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	r, err := rwWriteUnlockScript.ExecInt64(ctx, s.c, keys, args)
 	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
@@ -113,7 +113,7 @@ func (s *rwLock) Close() error {
 func (s *rwLock) Stats() Stats { return withPubSub(s.base.Stats(), s.ps) }
 
 func (s *rwLock) renew(ctx context.Context, l *lease) (bool, error) {
-	n, err := hashRenewScript.Exec(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg}).AsInt64()
+	n, err := hashRenewScript.ExecInt64(ctx, s.c, []string{l.key}, []string{l.token, s.o.ttlArg})
 	return n == 1, err
 }
 
@@ -122,7 +122,7 @@ func (r *rwReader) release(ctx context.Context, l *lease) error {
 	latch := unlockLatchKey(l.key)
 	keys := []string{l.key, l.key + ":" + l.token + ":rwlock_timeout", l.key, latch}
 	keys, args := s.announce(keys, []string{redissonUnlockMessage, l.token, unlockLatchLife()}, l.name, rwChannel(l.key))
-	n, err := rwReadUnlockScript.Exec(ctx, s.c, keys, args).AsInt64()
+	n, err := rwReadUnlockScript.ExecInt64(ctx, s.c, keys, args)
 	s.delLatch(err, latch)
 	switch {
 	case rueidis.IsRedisNil(err):
@@ -134,6 +134,6 @@ func (r *rwReader) release(ctx context.Context, l *lease) error {
 }
 
 func (r *rwReader) renew(ctx context.Context, l *lease) (bool, error) {
-	n, err := rwReadRenewScript.Exec(ctx, r.c, []string{l.key, l.key}, []string{r.o.ttlArg, l.token}).AsInt64()
+	n, err := rwReadRenewScript.ExecInt64(ctx, r.c, []string{l.key, l.key}, []string{r.o.ttlArg, l.token})
 	return n == 1, err
 }

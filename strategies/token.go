@@ -168,7 +168,7 @@ func unlockResult(r rueidis.RedisResult) error {
 
 // compareExtend resets key's ttl if it still holds tok.
 func compareExtend(ctx context.Context, c rueidis.Client, key, tok, ttlArg string) (bool, error) {
-	n, err := renewScript.Exec(ctx, c, []string{key}, []string{tok, ttlArg}).AsInt64()
+	n, err := renewScript.ExecInt64(ctx, c, []string{key}, []string{tok, ttlArg})
 	return n == 1, err
 }
 
@@ -206,15 +206,23 @@ func (s *fenced) Acquire(ctx context.Context, key, owner string) (Lease, error) 
 	fenceKey := lockKey + ":fence"
 	return s.acquire(ctx, key, owner, func(ctx context.Context) (Lease, time.Duration, error) {
 		tok := newToken(owner)
-		f, err := fencedAcquireScript.Exec(ctx, s.c, []string{lockKey, fenceKey}, []string{tok, s.o.ttlArg}).AsInt64()
+		f, err := fencedAcquireScript.ExecInt64(ctx, s.c, []string{lockKey, fenceKey}, []string{tok, s.o.ttlArg})
 		if err != nil || f == 0 {
 			return nil, 0, err
 		}
-		if f < 0 {
-			return nil, 0, fmt.Errorf("fence counter %s went negative (%d)", fenceKey, f)
-		}
-		return s.newLease(s, key, lockKey, owner, tok, uint64(f)), 0, nil
+		return s.fencedLease(key, lockKey, fenceKey, owner, tok, f)
 	})
+}
+
+// fencedLease is the attempt's lease for fence f, made in a frame of its own: the attempt's
+// frame lies under the script's wait for its reply (see base.turnCall).
+//
+//go:noinline
+func (s *fenced) fencedLease(key, lockKey, fenceKey, owner, tok string, f int64) (Lease, time.Duration, error) {
+	if f < 0 {
+		return nil, 0, fmt.Errorf("fence counter %s went negative (%d)", fenceKey, f)
+	}
+	return s.newLease(s, key, lockKey, owner, tok, uint64(f)), 0, nil
 }
 
 // setNXDel is seed 004's first version: SET key owner NX with a ttl, released by a plain DEL.

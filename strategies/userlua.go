@@ -242,7 +242,7 @@ func (s *userLua) release(ctx context.Context, l *lease) error {
 		return s.contract("release.lua", n, "1 (released), 0 (not the owner)")
 	case s.notify != nil:
 		ch := s.channel(l.name)
-		r, err := turnScript.Exec(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(ch, s.notify.hasWaiters(ch))).AsInt64()
+		r, err := turnScript.ExecInt64(ctx, s.c, []string{waitList(l.name)}, s.turnArgs(ch, s.notify.hasWaiters(ch)))
 		if err != nil {
 			return err
 		}
