@@ -2,11 +2,7 @@ package strategies_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
-
-	"github.com/redis/rueidis"
 
 	"github.com/lockbench/lockbench/internal/redistest"
 	"github.com/lockbench/lockbench/strategies"
@@ -71,7 +67,7 @@ func TestRedissonUnlockLatch(t *testing.T) {
 			}
 			cycle()
 			pollUntil(t, "the latch DEL", latchGone)
-			calls := commandCalls(t, e.client)
+			calls := strategies.CommandCalls(t, e.client)
 			var total int64
 			for cmd, n := range calls {
 				if cmd != "info" && cmd != "config|resetstat" && cmd != "keys" {
@@ -90,27 +86,4 @@ func TestRedissonUnlockLatch(t *testing.T) {
 			}
 		})
 	}
-}
-
-// commandCalls reads INFO commandstats: calls per command, lowercase (subcommands as
-// "config|resetstat").
-func commandCalls(t *testing.T, c rueidis.Client) map[string]int64 {
-	t.Helper()
-	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := map[string]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, f := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-	}
-	return calls
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/rueidis"
+
 	"github.com/lockbench/lockbench/internal/redistest"
 )
 
@@ -26,14 +28,7 @@ func TestLuaScriptEvalshaFallsBackToEval(t *testing.T) {
 			t.Fatalf("Exec = %q, %v; want k,a,b", got, err)
 		}
 	}
-	calls := func(cmd string) int {
-		t.Helper()
-		info, err := c.Do(ctx, c.B().Info().Section("commandstats").Build()).ToString()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return commandCalls(info, cmd)
-	}
+	calls := func(cmd string) int64 { return CommandCalls(t, c)[cmd] }
 	sha0, eval0 := calls("evalsha"), calls("eval")
 	run()
 	if sha, eval := calls("evalsha")-sha0, calls("eval")-eval0; sha != 1 || eval != 1 {
@@ -49,15 +44,25 @@ func TestLuaScriptEvalshaFallsBackToEval(t *testing.T) {
 	}
 }
 
-// commandCalls is the calls= count of cmd in INFO commandstats, 0 when absent.
-func commandCalls(info, cmd string) int {
-	for line := range strings.Lines(info) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
-		if !ok {
+// CommandCalls reads INFO commandstats: calls per command, lowercase (subcommands as
+// "config|resetstat"). For this package's tests and strategies_test's.
+func CommandCalls(t *testing.T, c rueidis.Client) map[string]int64 {
+	t.Helper()
+	info, err := c.Do(context.Background(), c.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		n, _ := strconv.Atoi(rest[:strings.IndexByte(rest+",", ',')])
-		return n
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
 	}
-	return 0
+	return calls
 }
