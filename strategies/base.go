@@ -142,7 +142,7 @@ func (b *base) acquire(ctx context.Context, key, owner string, try attempt) (Lea
 func (b *base) acquireOnReplicas(ctx context.Context, key, owner string, try attempt) (Lease, error) {
 	for {
 		l, err := b.wait(ctx, key, owner, try)
-		if l == nil || b.o.WaitReplicas == 0 {
+		if l == nil {
 			return l, err
 		}
 		if ll, ok := l.(*lease); !ok || b.replicate(ctx, ll) {

@@ -76,10 +76,10 @@ func (s *fair) acquireOnce(ctx context.Context, key, owner string) (Lease, error
 // and its select in one frame of 736 bytes, nearly every worker of a fair fleet grew its
 // stack from 4 to 8 KiB.
 type fairAcquire struct {
-	key, owner, lockKey string
-	keys                [2]string // the lock, its queue
-	args                [5]string // token, ttl, "deadline:token", queued ("0"/"1"), queue ttl
-	retryIn             time.Duration
+	key, owner string
+	keys       [2]string // the lock, its queue
+	args       [5]string // token, ttl, "deadline:token", queued ("0"/"1"), queue ttl
+	retryIn    time.Duration
 }
 
 //go:noinline
@@ -92,7 +92,7 @@ func (s *fair) newQueuedAcquire(ctx context.Context, key, owner string) *fairAcq
 	}
 	entry := strconv.FormatInt(deadline, 10) + ":" + tok
 	return &fairAcquire{
-		key: key, owner: owner, lockKey: lockKey,
+		key: key, owner: owner,
 		keys: [2]string{lockKey, lockKey + ":q"},
 		args: [5]string{tok, s.o.ttlArg, entry, "0", s.queueTTL},
 	}
@@ -179,7 +179,7 @@ func (s *fair) sleep(ctx context.Context, end <-chan struct{}, timer *time.Timer
 
 //go:noinline
 func (s *fair) won(q *fairAcquire) (Lease, error) {
-	return s.newLease(s, q.key, q.lockKey, q.owner, q.args[0], 0), nil
+	return s.newLease(s, q.key, q.keys[0], q.owner, q.args[0], 0), nil
 }
 
 // giveUp leaves the queue, and passes the lock on if it was handed to us meanwhile.

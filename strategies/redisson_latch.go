@@ -71,23 +71,18 @@ func (s *latchSweeper) del(c rueidis.Client, latch string) {
 	}
 }
 
-// latchBatch caps one pipeline of DELs; the rest wait for the next.
-const latchBatch = 512
-
 func (s *latchSweeper) sweep(c rueidis.Client) {
 	defer s.wg.Done()
 	var batch []string
 	cmds := make(rueidis.Commands, 0, 64)
 	for {
 		s.mu.Lock()
-		n := min(len(s.queued), latchBatch)
-		if n == 0 {
+		batch, s.queued = s.queued, batch[:0]
+		if len(batch) == 0 {
 			s.running = false
 			s.mu.Unlock()
 			return
 		}
-		batch = append(batch[:0], s.queued[:n]...)
-		s.queued = append(s.queued[:0], s.queued[n:]...)
 		s.mu.Unlock()
 		cmds = cmds[:0]
 		for _, latch := range batch {
