@@ -201,6 +201,26 @@ def drift_lines(d, rounds, ceilings):
     return lines, spoiled
 
 
+def retaken_line(d, meta):
+    """The runs bench.sh set aside and ran again because the hypervisor's steal over their
+    window reached --max-steal (retaken.txt: one "NAME STEAL" line each)."""
+    limit = meta.get("max_steal", "5")
+    runs = []
+    try:
+        with open(os.path.join(d, "retaken.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2:
+                    runs.append(f"{parts[0]} at {float(parts[1]):.0f} %")
+    except OSError:
+        pass
+    if not runs:
+        return (f"No run was set aside for steal (a run at {limit} % of steal or more is run "
+                f"again, at most {meta.get('retakes', '3')} times a row).")
+    return (f"Set aside for steal and run again ({len(runs)}; {limit} % of the machine or more, "
+            f"files NAME.spoiled-K.*): " + ", ".join(runs) + ".")
+
+
 def rate(v):
     return f"{v:,.0f}/s"
 
@@ -556,6 +576,8 @@ def main():
     if not spoiled:
         print("- no round spoiled by drift (Redis CPU per acquire within 15 % of the cheapest "
               "round's, ceilings before and after within 15 %)")
+    print()
+    print(retaken_line(d, meta))
     notes = [(name, n) for name, r, _, _ in details if r for n in r.get("notes", [])]
     if notes:
         print()
