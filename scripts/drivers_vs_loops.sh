@@ -123,9 +123,9 @@ loop() {
 }
 
 
-# stolen RUN: the steal over RUN (its .t0 and .t1 ticks), in whole %.
+# stolen RUN: the steal over RUN (its .t0 and .t1 ticks), in %.
 stolen() {
-  awk 'NR == FNR { s0 = $1; t0 = $2; next } { printf "%.0f", ($2 > t0) ? 100 * ($1 - s0) / ($2 - t0) : 0 }' "$1.t0" "$1.t1"
+  awk 'NR == FNR { s0 = $1; t0 = $2; next } { printf "%.2f", ($2 > t0) ? 100 * ($1 - s0) / ($2 - t0) : 0 }' "$1.t0" "$1.t1"
 }
 
 start=$(date +%s)
@@ -143,7 +143,7 @@ for lib in "${libs[@]}"; do
       load >"$tmp/$lib.$r.load1"
       sd=$(stolen "$tmp/$lib.$r.driver")
       sl=$(stolen "$tmp/$lib.$r.loop")
-      if [ "$left" -gt 0 ] && { [ "$sd" -ge 5 ] || [ "$sl" -ge 5 ]; }; then
+      if [ "$left" -gt 0 ] && awk -v a="$sd" -v b="$sl" -v lim="$lib_steal" 'BEGIN { exit !(a >= lim || b >= lim) }'; then
         left=$((left - 1))
         echo $(($(cat "$tmp/$lib.retaken") + 1)) >"$tmp/$lib.retaken"
         log "$lib round $r: steal $sd/$sl % (driver/loop): run again ($left retakes left)"
@@ -155,11 +155,11 @@ for lib in "${libs[@]}"; do
   done
 done
 
-/usr/bin/python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "$lag" "${libs[@]}" <<'EOF'
+LIB_STEAL=$lib_steal /usr/bin/python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "$lag" "${libs[@]}" <<'EOF'
 import statistics, sys
 import json, os
 tmp, rounds, duration, took, lag, libs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
-STEAL = 5.0  # % of the machine's CPU: a round with more on either side is the neighbours'
+STEAL = float(os.environ["LIB_STEAL"])  # lib.sh's lib_steal: a round with as much on either side is the neighbours'
 def read(p):
     f = open(p).read().split()
     return float(f[0]), f[1], f[2]

@@ -4,6 +4,10 @@
 # `me` (the script's name in messages); it sets `tmp`, and lib_redis sets `addr`.
 
 log() { echo "$me: $*" >&2; }
+
+# lib_steal: a run that lost this share of the machine's CPU (%) or more to the hypervisor
+# (steal) ran on the neighbours' time; its round is set aside, in the loop and in the table.
+lib_steal=5
 die() { log "$*"; exit 2; }
 
 # lib_count FLAG VALUE WHAT: VALUE must be an integer >= 1, else a one-line usage error, exit 2.

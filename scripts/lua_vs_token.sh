@@ -93,11 +93,11 @@ print(r["acquire_rate_per_s"], c["commands_per_acquire"], c.get("data_commands_p
 
 
 start=$(date +%s)
-# stolen FILE...: whether any of these runs lost 5 % of the machine or more to steal.
+# stolen FILE...: whether any of these runs lost lib_steal % of the machine or more.
 stolen() {
   local f
   for f in "$@"; do
-    awk '{ exit !($8 >= 5) }' "$f" && return 0
+    awk -v lim="$lib_steal" '{ exit !($8 >= lim) }' "$f" && return 0
   done
   return 1
 }
@@ -126,11 +126,11 @@ for w in "${loads[@]}"; do
   done
 done
 
-python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${loads[@]}" <<'PY'
-import statistics, sys
+LIB_STEAL=$lib_steal python3 - "$tmp" "$rounds" "$duration" "$(($(date +%s) - start))" "${loads[@]}" <<'PY'
+import os, statistics, sys
 tmp, rounds, duration, took, loads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 flags = {"hot": "-w 100 --keys 1 --hold 1ms", "spread": "-w 1000 --keys 100000"}
-STEAL = 5.0  # % of the machine's CPU: a round with more on either side is the neighbours'
+STEAL = float(os.environ["LIB_STEAL"])  # lib.sh's lib_steal: a round with as much on either side is the neighbours'
 def read(p):
     f = open(p).read().split()
     return [float(x) for x in f[:6]] + [f[6], float(f[7]) if len(f) > 7 else 0.0]
